@@ -1,0 +1,245 @@
+//! The engine: a register-blocked Bloom filter.
+//!
+//! Every key touches exactly one 64-byte, 64-byte-aligned [`Line`]; all its k probe bits live in
+//! that line, and are set and tested with one 512-bit mask (`simd.rs`, the only file here that
+//! names a vector type). The line is chosen by multiply-shift on the high bits of the key's
+//! 64-bit hash, the bits inside it from the low bits (see `simd.rs` for the scheme and why it was
+//! chosen, and [`crate::model::blocked_fpr`] for its exact FPR model).
+//!
+//! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
+//! batched (prefetching) lookups and the rayon bulk insert.
+
+mod batch;
+pub mod simd;
+
+pub use simd::{Line, LINE_BITS, MAX_HASHES};
+
+use crate::error::{check_bits_per_key, check_items, units_for, Error, Result};
+use crate::hash::{reduce, Key, DEFAULT_SEED};
+use crate::model;
+use simd::mask_for;
+
+/// A register-blocked Bloom filter: one cache line per key.
+///
+/// ```
+/// use linebloom::BlockedBloom;
+///
+/// let mut filter = BlockedBloom::with_fpr(1_000, 0.01)?;
+/// filter.insert("apple");
+/// filter.insert(&42u64);
+/// assert!(filter.contains("apple"));
+/// assert!(filter.contains(&42u64));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct BlockedBloom {
+    lines: Vec<Line>,
+    hashes: u32,
+    seed: u64,
+}
+
+/// Builds a [`BlockedBloom`] from an expected item count and a size (a target FPR or a number of
+/// bits per key), optionally fixing the number of probes and the hash seed.
+///
+/// ```
+/// use linebloom::BlockedBloom;
+///
+/// let filter = BlockedBloom::builder(1_000_000).bits_per_key(12.0).hashes(8).seed(7).build()?;
+/// assert_eq!(filter.hashes(), 8);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct BlockedBloomBuilder {
+    items: usize,
+    size: Size,
+    hashes: Option<u32>,
+    seed: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Size {
+    Fpr(f64),
+    BitsPerKey(f64),
+}
+
+impl BlockedBloomBuilder {
+    /// Size the filter for this false-positive rate (the default is 1 %).
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.size = Size::Fpr(fpr);
+        self
+    }
+
+    /// Size the filter at this many bits per expected item.
+    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
+        self.size = Size::BitsPerKey(bits_per_key);
+        self
+    }
+
+    /// Fix the number of probes per key (1..=16) instead of the model's optimum.
+    pub fn hashes(mut self, hashes: u32) -> Self {
+        self.hashes = Some(hashes);
+        self
+    }
+
+    /// Use this hash seed (default [`DEFAULT_SEED`]).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Builds the empty filter, or says which parameter is out of range.
+    pub fn build(self) -> Result<BlockedBloom> {
+        check_items(self.items as u64)?;
+        let bits_per_key = match self.size {
+            Size::Fpr(p) => model::blocked_bits_per_key(p)?,
+            Size::BitsPerKey(b) => {
+                check_bits_per_key(b)?;
+                b
+            }
+        };
+        let lines = units_for(self.items as u64, bits_per_key, LINE_BITS as u64)?;
+        let hashes = self.hashes.unwrap_or_else(|| model::blocked_optimal_hashes(bits_per_key));
+        BlockedBloom::with_lines(lines, hashes, self.seed)
+    }
+}
+
+impl BlockedBloom {
+    /// A filter for `items` keys with a false-positive rate of about `fpr` (by the model; the
+    /// measured rate is checked against it in `tests/`).
+    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+        Self::builder(items).fpr(fpr).build()
+    }
+
+    /// A filter for `items` keys at `bits_per_key` bits each, with the optimal number of probes.
+    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+        Self::builder(items).bits_per_key(bits_per_key).build()
+    }
+
+    /// A builder for `items` expected keys (1 % FPR unless told otherwise).
+    pub fn builder(items: usize) -> BlockedBloomBuilder {
+        BlockedBloomBuilder { items, size: Size::Fpr(0.01), hashes: None, seed: DEFAULT_SEED }
+    }
+
+    /// An empty filter of exactly `lines` lines (64 bytes each) and `hashes` probes per key.
+    pub fn with_lines(lines: usize, hashes: u32, seed: u64) -> Result<Self> {
+        check_hashes(hashes)?;
+        Ok(Self { lines: zeroed_lines(lines)?, hashes, seed })
+    }
+
+    /// Rebuilds a filter from its parts (used by deserialisation and the atomic variant).
+    pub(crate) fn from_parts(lines: Vec<Line>, hashes: u32, seed: u64) -> Result<Self> {
+        check_hashes(hashes)?;
+        if lines.is_empty() {
+            return Err(Error::InvalidParameter {
+                name: "lines",
+                value: "0".into(),
+                allowed: "at least 1",
+            });
+        }
+        Ok(Self { lines, hashes, seed })
+    }
+
+    /// Adds a key.
+    #[inline]
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
+        self.insert_hash(key.hash_with_seed(self.seed));
+    }
+
+    /// Whether the key may have been inserted (false: it certainly was not).
+    #[inline]
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Adds a key given by its 64-bit hash (well mixed; see [`crate::hash`]).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) {
+        let line = line_index(hash, self.lines.len());
+        self.lines[line].set(mask_for(hash, self.hashes));
+    }
+
+    /// Whether a key given by its 64-bit hash may have been inserted.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let line = line_index(hash, self.lines.len());
+        self.lines[line].test(mask_for(hash, self.hashes))
+    }
+
+    /// Probes per key.
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The hash seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The filter's lines.
+    pub fn lines(&self) -> &[Line] {
+        &self.lines
+    }
+
+    /// Number of lines.
+    pub fn num_lines(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Number of bits (512 per line).
+    pub fn num_bits(&self) -> u64 {
+        self.lines.len() as u64 * LINE_BITS as u64
+    }
+
+    /// Bytes of filter data (64 per line).
+    pub fn size_bytes(&self) -> usize {
+        self.lines.len() * std::mem::size_of::<Line>()
+    }
+
+    /// Number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        self.lines.iter().map(|l| l.count_ones() as u64).sum()
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        self.lines.fill(Line::ZERO);
+    }
+
+    /// The FPR the model expects after `items` distinct keys were inserted.
+    pub fn expected_fpr(&self, items: u64) -> f64 {
+        if items == 0 {
+            return 0.0;
+        }
+        model::blocked_fpr(self.num_bits() as f64 / items as f64, self.hashes)
+    }
+}
+
+/// The line a hash belongs to: multiply-shift on the high bits.
+#[inline(always)]
+pub(crate) fn line_index(hash: u64, lines: usize) -> usize {
+    reduce(hash, lines)
+}
+
+pub(crate) fn check_hashes(hashes: u32) -> Result<()> {
+    if !(1..=MAX_HASHES).contains(&hashes) {
+        return Err(Error::InvalidHashes { hashes, min: 1, max: MAX_HASHES });
+    }
+    Ok(())
+}
+
+/// Allocates `n` zeroed lines without touching them (the allocator hands out zeroed pages), or
+/// an error when the memory cannot be had.
+pub(crate) fn zeroed_lines(n: usize) -> Result<Vec<Line>> {
+    if n == 0 {
+        return Err(Error::InvalidParameter {
+            name: "lines",
+            value: "0".into(),
+            allowed: "at least 1",
+        });
+    }
+    bytemuck::allocation::try_zeroed_vec::<Line>(n).map_err(|_| Error::InvalidParameter {
+        name: "lines",
+        value: n.to_string(),
+        allowed: "a number whose 64-byte lines fit in memory",
+    })
+}

@@ -1,0 +1,114 @@
+//! The crate's one error type. Every bad input that reaches the library (sizes, rates, serialized
+//! bytes, a full cuckoo table) becomes one of these values; the library never panics on user input.
+
+use std::fmt;
+
+/// Everything that can go wrong when building, filling, or reading a filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The expected number of items was zero.
+    ZeroItems,
+    /// A false-positive rate outside the open interval (0, 1), or NaN.
+    InvalidFpr(f64),
+    /// A bits-per-key value that is NaN, infinite, below 1 or above the supported maximum.
+    InvalidBitsPerKey(f64),
+    /// A number of hash functions (probes) outside what the filter supports.
+    InvalidHashes { hashes: u32, min: u32, max: u32 },
+    /// The requested filter would need more memory than this process can address.
+    TooLarge { items: u64, bits_per_key: f64 },
+    /// A parameter of some other kind was out of range (name, value, allowed range).
+    InvalidParameter { name: &'static str, value: String, allowed: &'static str },
+    /// The cuckoo filter could not place an item; nothing that was inserted before was lost.
+    Full,
+    /// Two filters whose shape or seed differ cannot be combined.
+    Incompatible(String),
+    /// Serialized bytes that are not a valid filter: what is wrong with them.
+    Corrupt(String),
+    /// An I/O error, with its message (kept as text so the error stays `Clone + PartialEq`).
+    Io(String),
+}
+
+/// Shorthand for `std::result::Result<T, linebloom::Error>`.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// The largest bits/key the constructors accept. Beyond this a Bloom filter is the wrong tool
+/// (an exact set is smaller), and the figure guards against absurd sizes from typos.
+pub const MAX_BITS_PER_KEY: f64 = 1024.0;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::ZeroItems => write!(f, "items must be at least 1 (got 0)"),
+            Error::InvalidFpr(p) => {
+                write!(f, "false-positive rate must be in the open interval (0, 1) (got {p})")
+            }
+            Error::InvalidBitsPerKey(b) => write!(
+                f,
+                "bits per key must be a finite number in [1, {MAX_BITS_PER_KEY}] (got {b})"
+            ),
+            Error::InvalidHashes { hashes, min, max } => {
+                write!(f, "number of hashes must be in [{min}, {max}] (got {hashes})")
+            }
+            Error::TooLarge { items, bits_per_key } => write!(
+                f,
+                "a filter for {items} items at {bits_per_key} bits per key does not fit in memory"
+            ),
+            Error::InvalidParameter { name, value, allowed } => {
+                write!(f, "{name} must be {allowed} (got {value})")
+            }
+            Error::Full => write!(
+                f,
+                "cuckoo filter is full: the item was not inserted and nothing was lost"
+            ),
+            Error::Incompatible(why) => write!(f, "filters are incompatible: {why}"),
+            Error::Corrupt(why) => write!(f, "corrupt filter bytes: {why}"),
+            Error::Io(why) => write!(f, "I/O error: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e.to_string())
+    }
+}
+
+/// Checks an expected item count.
+pub(crate) fn check_items(items: u64) -> Result<()> {
+    if items == 0 {
+        return Err(Error::ZeroItems);
+    }
+    Ok(())
+}
+
+/// Checks a target false-positive rate: finite and strictly between 0 and 1.
+pub(crate) fn check_fpr(fpr: f64) -> Result<()> {
+    if !(fpr > 0.0 && fpr < 1.0) {
+        return Err(Error::InvalidFpr(fpr));
+    }
+    Ok(())
+}
+
+/// Checks a bits-per-key figure: finite, at least 1, at most [`MAX_BITS_PER_KEY`].
+pub(crate) fn check_bits_per_key(bits_per_key: f64) -> Result<()> {
+    if !(bits_per_key >= 1.0 && bits_per_key <= MAX_BITS_PER_KEY) {
+        return Err(Error::InvalidBitsPerKey(bits_per_key));
+    }
+    Ok(())
+}
+
+/// The number of `unit_bits`-sized units needed to give `items` keys `bits_per_key` bits each,
+/// rounded up, at least one; an error when the byte size would not fit in `isize`.
+pub(crate) fn units_for(items: u64, bits_per_key: f64, unit_bits: u64) -> Result<usize> {
+    check_items(items)?;
+    check_bits_per_key(bits_per_key)?;
+    let total_bits = items as f64 * bits_per_key;
+    let units = (total_bits / unit_bits as f64).ceil().max(1.0);
+    let bytes = units * (unit_bits / 8) as f64;
+    if !(bytes < isize::MAX as f64 / 2.0) {
+        return Err(Error::TooLarge { items, bits_per_key });
+    }
+    Ok(units as usize)
+}

@@ -1,0 +1,196 @@
+//! Key hashing: one 64-bit hash per key, the same on every platform and Rust version.
+//!
+//! This module owns how a key becomes the `u64` that every filter consumes. It does not own how a
+//! filter turns that hash into positions (each filter documents its own derivation).
+//!
+//! - Byte-like keys (`[u8]`, `str`, `String`, `Vec<u8>`, byte arrays) hash their bytes with
+//!   xxh3-64 and the filter's seed.
+//! - Integer keys hash their **little-endian** bytes the same way, so `5u64` and
+//!   `5u64.to_le_bytes()` are the same key; `usize`/`isize` are widened to 64 bits first so a
+//!   filter built on a 32-bit machine answers the same on a 64-bit one.
+//! - Callers that already hold a good 64-bit hash use the filters' `*_hash` methods and skip this
+//!   module entirely; such hashes must be well mixed (e.g. xxh3, wyhash, a murmur finaliser),
+//!   since the filters take their line and bit positions straight from the bits. [`mix64`] turns a
+//!   weak one (a counter, a pointer) into a good one.
+//!
+//! `std::hash::Hash` is deliberately not used: its output is not stable across Rust versions or
+//! platforms, and a stored filter must keep answering the same after an upgrade.
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+/// The seed every filter uses unless one is chosen: fixed, so builds are reproducible and two
+/// processes can exchange filters without agreeing on anything else. See the README on seeds.
+pub const DEFAULT_SEED: u64 = 0x6c69_6e65_626c_6f6d; // "linebloom"
+
+/// A key that a filter can hash. Implemented for byte-like types and all primitive integers.
+pub trait Key {
+    /// The 64-bit hash of this key under `seed`.
+    fn hash_with_seed(&self, seed: u64) -> u64;
+}
+
+/// Hashes `bytes` with xxh3-64 under `seed`: the hash of every byte-like key.
+#[inline]
+pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
+    xxh3_64_with_seed(bytes, seed)
+}
+
+/// A strong, invertible 64-bit mixer (the `rrmxmx` variant of the murmur3 finaliser by
+/// Pelle Evensen): use it to turn a weak `u64` (a counter, an id) into a hash the `*_hash`
+/// methods can use. Bijective, so distinct inputs stay distinct.
+#[inline]
+pub const fn mix64(mut x: u64) -> u64 {
+    x ^= x.rotate_right(49) ^ x.rotate_right(24);
+    x = x.wrapping_mul(0x9FB2_1C65_1E98_DF25);
+    x ^= x >> 28;
+    x = x.wrapping_mul(0x9FB2_1C65_1E98_DF25);
+    x ^ (x >> 28)
+}
+
+impl Key for [u8] {
+    #[inline]
+    fn hash_with_seed(&self, seed: u64) -> u64 {
+        hash_bytes(self, seed)
+    }
+}
+
+impl Key for str {
+    #[inline]
+    fn hash_with_seed(&self, seed: u64) -> u64 {
+        hash_bytes(self.as_bytes(), seed)
+    }
+}
+
+impl Key for String {
+    #[inline]
+    fn hash_with_seed(&self, seed: u64) -> u64 {
+        hash_bytes(self.as_bytes(), seed)
+    }
+}
+
+impl Key for Vec<u8> {
+    #[inline]
+    fn hash_with_seed(&self, seed: u64) -> u64 {
+        hash_bytes(self, seed)
+    }
+}
+
+impl<const N: usize> Key for [u8; N] {
+    #[inline]
+    fn hash_with_seed(&self, seed: u64) -> u64 {
+        hash_bytes(self, seed)
+    }
+}
+
+impl<T: Key + ?Sized> Key for &T {
+    #[inline]
+    fn hash_with_seed(&self, seed: u64) -> u64 {
+        (**self).hash_with_seed(seed)
+    }
+}
+
+macro_rules! integer_key {
+    ($($t:ty => $wide:ty),* $(,)?) => {$(
+        impl Key for $t {
+            #[inline]
+            fn hash_with_seed(&self, seed: u64) -> u64 {
+                hash_bytes(&(*self as $wide).to_le_bytes(), seed)
+            }
+        }
+    )*};
+}
+
+integer_key!(
+    u8 => u8, u16 => u16, u32 => u32, u64 => u64, u128 => u128, usize => u64,
+    i8 => i8, i16 => i16, i32 => i32, i64 => i64, i128 => i128, isize => i64,
+);
+
+/// Derives a filter's probe sequence from one 64-bit hash for layouts that need k independent
+/// positions (the classic filter): enhanced double hashing after Kirsch and Mitzenmacher,
+/// "Less hashing, same performance" (2006), with the cubic term of Dillinger and Manolios (2004)
+/// so probes do not repeat in short cycles. Yields `h1 + i*h2 + (i^3 - i)/6` for i = 0, 1, ...
+#[derive(Debug, Clone, Copy)]
+pub struct DoubleHash {
+    h1: u64,
+    h2: u64,
+    i: u64,
+}
+
+impl DoubleHash {
+    /// Starts the sequence for `hash`. The two halves come from `hash` and a remix of it, so
+    /// all 64 bits of every probe are well spread.
+    #[inline]
+    pub fn new(hash: u64) -> Self {
+        Self { h1: hash, h2: mix64(hash) | 1, i: 0 }
+    }
+}
+
+impl Iterator for DoubleHash {
+    type Item = u64;
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        let out = self.h1;
+        self.i = self.i.wrapping_add(1);
+        self.h1 = self.h1.wrapping_add(self.h2);
+        self.h2 = self.h2.wrapping_add(self.i);
+        Some(out)
+    }
+}
+
+/// Maps a well-mixed 64-bit hash onto `0..n` without division or modulo bias worth measuring:
+/// Lemire's multiply-shift, `(hash * n) >> 64`. Uses the high bits of `hash`.
+#[inline]
+pub fn reduce(hash: u64, n: usize) -> usize {
+    ((hash as u128 * n as u128) >> 64) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_hash_as_their_little_endian_bytes() {
+        assert_eq!(5u64.hash_with_seed(7), hash_bytes(&5u64.to_le_bytes(), 7));
+        assert_eq!(5usize.hash_with_seed(7), 5u64.hash_with_seed(7));
+        assert_eq!((-3isize).hash_with_seed(7), (-3i64).hash_with_seed(7));
+        assert_ne!(5u32.hash_with_seed(7), 5u64.hash_with_seed(7));
+    }
+
+    #[test]
+    fn byte_like_keys_agree() {
+        let s = "linebloom";
+        let h = s.hash_with_seed(1);
+        assert_eq!(h, s.to_string().hash_with_seed(1));
+        assert_eq!(h, s.as_bytes().hash_with_seed(1));
+        assert_eq!(h, s.as_bytes().to_vec().hash_with_seed(1));
+        assert_ne!(h, s.hash_with_seed(2));
+    }
+
+    #[test]
+    fn hashes_are_pinned() {
+        // The stored bit pattern of every filter depends on these values: a change here breaks
+        // saved filters and must come with a format version bump.
+        assert_eq!(hash_bytes(b"", 0), 0x2d06_8005_38d3_94c2);
+        assert_eq!(mix64(0), 0);
+        assert_eq!(mix64(1), 0x2308_5d6f_7a56_9905);
+    }
+
+    #[test]
+    fn reduce_stays_in_range() {
+        for n in [1usize, 2, 3, 1000, usize::MAX] {
+            for h in [0u64, 1, u64::MAX / 2, u64::MAX] {
+                assert!(reduce(h, n) < n);
+            }
+        }
+    }
+
+    #[test]
+    fn double_hash_follows_its_formula() {
+        let h = 0x1234_5678_9abc_def0u64;
+        let h2 = mix64(h) | 1;
+        for (i, p) in DoubleHash::new(h).take(20).enumerate() {
+            let i = i as u64;
+            let cubic = (i * i * i - i) / 6;
+            assert_eq!(p, h.wrapping_add(i.wrapping_mul(h2)).wrapping_add(cubic));
+        }
+    }
+}
