@@ -17,7 +17,11 @@ pub enum Error {
     /// The requested filter would need more memory than this process can address.
     TooLarge { items: u64, bits_per_key: f64 },
     /// A parameter of some other kind was out of range (name, value, allowed range).
-    InvalidParameter { name: &'static str, value: String, allowed: &'static str },
+    InvalidParameter {
+        name: &'static str,
+        value: String,
+        allowed: &'static str,
+    },
     /// The cuckoo filter could not place an item; nothing that was inserted before was lost.
     Full,
     /// Two filters whose shape or seed differ cannot be combined.
@@ -40,20 +44,33 @@ impl fmt::Display for Error {
         match self {
             Error::ZeroItems => write!(f, "items must be at least 1 (got 0)"),
             Error::InvalidFpr(p) => {
-                write!(f, "false-positive rate must be in the open interval (0, 1) (got {p})")
+                write!(
+                    f,
+                    "false-positive rate must be in the open interval (0, 1) (got {p})"
+                )
             }
             Error::InvalidBitsPerKey(b) => write!(
                 f,
                 "bits per key must be a finite number in [1, {MAX_BITS_PER_KEY}] (got {b})"
             ),
             Error::InvalidHashes { hashes, min, max } => {
-                write!(f, "number of hashes must be in [{min}, {max}] (got {hashes})")
+                write!(
+                    f,
+                    "number of hashes must be in [{min}, {max}] (got {hashes})"
+                )
             }
-            Error::TooLarge { items, bits_per_key } => write!(
+            Error::TooLarge {
+                items,
+                bits_per_key,
+            } => write!(
                 f,
                 "a filter for {items} items at {bits_per_key} bits per key does not fit in memory"
             ),
-            Error::InvalidParameter { name, value, allowed } => {
+            Error::InvalidParameter {
+                name,
+                value,
+                allowed,
+            } => {
                 write!(f, "{name} must be {allowed} (got {value})")
             }
             Error::Full => write!(
@@ -108,7 +125,10 @@ pub(crate) fn units_for(items: u64, bits_per_key: f64, unit_bits: u64) -> Result
     let units = (total_bits / unit_bits as f64).ceil().max(1.0);
     let bytes = units * (unit_bits / 8) as f64;
     if !(bytes < isize::MAX as f64 / 2.0) {
-        return Err(Error::TooLarge { items, bits_per_key });
+        return Err(Error::TooLarge {
+            items,
+            bits_per_key,
+        });
     }
     Ok(units as usize)
 }

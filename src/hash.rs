@@ -120,7 +120,11 @@ impl DoubleHash {
     /// all 64 bits of every probe are well spread.
     #[inline]
     pub fn new(hash: u64) -> Self {
-        Self { h1: hash, h2: mix64(hash) | 1, i: 0 }
+        Self {
+            h1: hash,
+            h2: mix64(hash) | 1,
+            i: 0,
+        }
     }
 }
 

@@ -22,10 +22,18 @@
 //! ```
 
 pub mod blocked;
+pub mod classic;
+pub mod cuckoo;
 pub mod error;
+pub mod filter;
 pub mod hash;
 pub mod model;
+#[cfg(feature = "cli")]
+pub mod report;
 
 pub use blocked::{BlockedBloom, BlockedBloomBuilder};
+pub use classic::ClassicBloom;
+pub use cuckoo::CuckooFilter;
 pub use error::{Error, Result};
+pub use filter::{Filter, FilterKind};
 pub use hash::Key;

@@ -5,7 +5,7 @@
 //! does not build filters; the constructors call it, and the tests compare measured FPR with it.
 
 use crate::blocked::simd::{LINE_BITS, MAX_HASHES};
-use crate::error::{check_bits_per_key, check_fpr, Result};
+use crate::error::{Result, check_bits_per_key, check_fpr};
 
 /// The most probes the classic filter accepts (far past any optimum: k = c ln 2 is 22 at 32
 /// bits/key).
@@ -21,9 +21,11 @@ pub fn classic_fpr(bits_per_key: f64, hashes: u32) -> f64 {
 /// The k that minimises [`classic_fpr`] at `bits_per_key`: `c ln 2`, rounded to the better of
 /// its floor and ceiling, at least 1.
 pub fn classic_optimal_hashes(bits_per_key: f64) -> u32 {
-    best_integer_near(bits_per_key * std::f64::consts::LN_2, CLASSIC_MAX_HASHES, |k| {
-        classic_fpr(bits_per_key, k)
-    })
+    best_integer_near(
+        bits_per_key * std::f64::consts::LN_2,
+        CLASSIC_MAX_HASHES,
+        |k| classic_fpr(bits_per_key, k),
+    )
 }
 
 /// Bits per key a classic filter with optimal k needs for `fpr`: `-ln p / (ln 2)^2`.
@@ -36,11 +38,7 @@ pub fn classic_bits_per_key(fpr: f64) -> Result<f64> {
 fn best_integer_near(x: f64, max: u32, fpr: impl Fn(u32) -> f64) -> u32 {
     let lo = (x.floor() as u32).clamp(1, max);
     let hi = (x.ceil() as u32).clamp(1, max);
-    if fpr(hi) < fpr(lo) {
-        hi
-    } else {
-        lo
-    }
+    if fpr(hi) < fpr(lo) { hi } else { lo }
 }
 
 /// FPR of the blocked filter (`crate::blocked`) with `bits_per_key` bits per key and `hashes`
@@ -55,37 +53,46 @@ fn best_integer_near(x: f64, max: u32, fpr: impl Fn(u32) -> f64) -> u32 {
 /// rotations, the product over words of `(1 - |T ∩ word| / 64)^{bits the key puts in the word}`.
 /// Subsets are grouped by how many bits they take from each word, so the sum has at most 3^8
 /// terms. For k > 8 a query's two bits in one word coincide with probability 1/64; the model
-/// mixes over how many do (binomially).
+/// mixes the all-distinct case with the case of one such word.
+///
+/// Inclusion-exclusion cancels large terms, so the result is trustworthy down to about 1e-13;
+/// [`BLOCKED_MIN_FPR`] keeps sizing well above that.
 pub fn blocked_fpr(bits_per_key: f64, hashes: u32) -> f64 {
     let k = hashes.clamp(1, MAX_HASHES) as usize;
     let lambda = LINE_BITS as f64 / bits_per_key;
-    let doubles = k.saturating_sub(8);
-    let p_same = 1.0f64 / 64.0;
-    let mut total = 0.0;
-    for coincide in 0..=doubles {
-        let weight = binomial(doubles, coincide)
-            * p_same.powi(coincide as i32)
-            * (1.0 - p_same).powi((doubles - coincide) as i32);
-        // The query's rotation is 0 by symmetry: word w holds probes w and w + 8.
-        let mut query = [0usize; 8];
-        for (w, q) in query.iter_mut().enumerate() {
-            *q = usize::from(w < k) + usize::from(w + 8 < k);
-            if w < coincide {
-                *q = 1;
-            }
-        }
-        total += weight * blocked_fpr_for_query(lambda, k, &query);
+    // The query's rotation is 0 by symmetry: word w holds probes w and w + 8.
+    let mut query = [0usize; 8];
+    for (w, q) in query.iter_mut().enumerate() {
+        *q = usize::from(w < k) + usize::from(w + 8 < k);
     }
-    total.clamp(0.0, 1.0)
+    let distinct = blocked_fpr_for_query(lambda, k, &query);
+    let doubles = k.saturating_sub(8);
+    if doubles == 0 {
+        return distinct.clamp(0.0, 1.0);
+    }
+    // With probability 1 - (63/64)^doubles at least one of the query's double words has its
+    // two bits on one position; the model takes one such word (two or more, 0.02 % of queries at
+    // k = 16, change the result by far less than its other approximations).
+    query[0] = 1;
+    let merged = blocked_fpr_for_query(lambda, k, &query);
+    let p_all_distinct = (63.0f64 / 64.0).powi(doubles as i32);
+    (p_all_distinct * distinct + (1.0 - p_all_distinct) * merged).clamp(0.0, 1.0)
 }
 
 fn blocked_fpr_for_query(lambda: f64, k: usize, query: &[usize; 8]) -> f64 {
     // Bits a key with rotation r puts in word w.
-    let mut per_key = [[0i32; 8]; 8];
+    let mut per_key = [[0usize; 8]; 8];
     for (r, row) in per_key.iter_mut().enumerate() {
         for (w, bits) in row.iter_mut().enumerate() {
             let slot = (w + 8 - r) % 8;
-            *bits = i32::from(slot < k) + i32::from(slot + 8 < k);
+            *bits = usize::from(slot < k) + usize::from(slot + 8 < k);
+        }
+    }
+    // avoid[t][b]: chance that b uniform bits in a word miss t given bits of it.
+    let mut avoid = [[1.0f64; 3]; 3];
+    for (t, row) in avoid.iter_mut().enumerate() {
+        for (b, v) in row.iter_mut().enumerate() {
+            *v = (1.0 - t as f64 / 64.0).powi(b as i32);
         }
     }
     let mut take = [0usize; 8];
@@ -99,11 +106,7 @@ fn blocked_fpr_for_query(lambda: f64, k: usize, query: &[usize; 8]) -> f64 {
         }
         let g: f64 = per_key
             .iter()
-            .map(|row| {
-                (0..8)
-                    .map(|w| (1.0 - take[w] as f64 / 64.0).powi(row[w]))
-                    .product::<f64>()
-            })
+            .map(|row| (0..8).map(|w| avoid[take[w]][row[w]]).product::<f64>())
             .sum::<f64>()
             / 8.0;
         let sign = if size % 2 == 0 { 1.0 } else { -1.0 };
@@ -130,33 +133,48 @@ fn binomial(n: usize, k: usize) -> f64 {
 
 /// The k in `1..=16` that minimises [`blocked_fpr`] at `bits_per_key`.
 pub fn blocked_optimal_hashes(bits_per_key: f64) -> u32 {
-    // The FPR is unimodal in k: walk up from 1 while it falls.
-    let mut best = 1;
-    let mut best_fpr = blocked_fpr(bits_per_key, 1);
-    for k in 2..=MAX_HASHES {
-        let f = blocked_fpr(bits_per_key, k);
-        if f >= best_fpr {
-            break;
+    // The FPR is unimodal in k and its minimum lies a little below the classic optimum c ln 2:
+    // start there and walk downhill.
+    let start = ((bits_per_key * 0.6).round() as u32).clamp(1, MAX_HASHES);
+    let fpr = |k: u32| blocked_fpr(bits_per_key, k);
+    let mut best = start;
+    let mut best_fpr = fpr(start);
+    for step in [1i32, -1] {
+        let mut k = best as i32 + step;
+        while (1..=MAX_HASHES as i32).contains(&k) {
+            let f = fpr(k as u32);
+            if f >= best_fpr {
+                break;
+            }
+            best = k as u32;
+            best_fpr = f;
+            k += step;
         }
-        best = k;
-        best_fpr = f;
     }
     best
 }
 
+/// The lowest FPR the blocked filter's sizing accepts. One line caps what a blocked filter can
+/// reach (at 128 bits/key the model gives 4e-11), and below this the model's own precision runs
+/// out; an exact set is the better tool there.
+pub const BLOCKED_MIN_FPR: f64 = 1e-10;
+
 /// The least bits per key (to 0.01) at which the blocked filter with optimal k reaches `fpr`;
-/// an error if no size up to [`crate::error::MAX_BITS_PER_KEY`] does (a line caps how low the
-/// FPR of a one-line filter can go: about 1e-9 at 64 bits/key).
+/// an error below [`BLOCKED_MIN_FPR`].
 pub fn blocked_bits_per_key(fpr: f64) -> Result<f64> {
     check_fpr(fpr)?;
+    if fpr < BLOCKED_MIN_FPR {
+        return Err(crate::Error::InvalidParameter {
+            name: "fpr",
+            value: fpr.to_string(),
+            allowed: "at least 1e-10 for the blocked filter (one cache line caps its FPR)",
+        });
+    }
     let best = |c: f64| blocked_fpr(c, blocked_optimal_hashes(c));
     let (mut lo, mut hi) = (1.0f64, 8.0f64);
     while best(hi) > fpr {
         lo = hi;
         hi *= 2.0;
-        if hi > crate::error::MAX_BITS_PER_KEY {
-            return Err(crate::Error::InvalidFpr(fpr));
-        }
     }
     if best(lo) <= fpr {
         return Ok(lo);
@@ -217,7 +235,7 @@ mod tests {
 
     #[test]
     fn blocked_sizing_inverts_the_model() {
-        for p in [0.1, 0.01, 0.001, 0.0001] {
+        for p in [0.1, 0.01, 0.001, 0.0001, 1e-6] {
             let c = blocked_bits_per_key(p).unwrap();
             assert!(blocked_fpr(c, blocked_optimal_hashes(c)) <= p);
             assert!(blocked_fpr(c - 0.05, blocked_optimal_hashes(c - 0.05)) > p);
@@ -225,6 +243,15 @@ mod tests {
         assert!(blocked_bits_per_key(0.0).is_err());
         assert!(blocked_bits_per_key(f64::NAN).is_err());
         assert!(blocked_bits_per_key(1.0).is_err());
+        assert!(blocked_bits_per_key(1e-11).is_err());
+        assert!(blocked_bits_per_key(BLOCKED_MIN_FPR).is_ok());
+        // The optimum from the local search is the global one.
+        for c in [1.0, 2.0, 5.0, 10.0, 16.0, 24.0, 40.0, 64.0, 128.0] {
+            let global = (1..=MAX_HASHES)
+                .min_by(|&a, &b| blocked_fpr(c, a).total_cmp(&blocked_fpr(c, b)))
+                .unwrap();
+            assert_eq!(blocked_optimal_hashes(c), global, "c={c}");
+        }
     }
 
     #[test]

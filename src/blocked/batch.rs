@@ -9,8 +9,8 @@
 
 use rayon::prelude::*;
 
-use super::simd::{mask_for, Line};
-use super::{line_index, BlockedBloom};
+use super::simd::{Line, mask_for};
+use super::{BlockedBloom, line_index};
 use crate::error::{Error, Result};
 
 /// Keys whose lines are computed and prefetched together before any is tested. 16 outstanding
@@ -33,7 +33,7 @@ fn prefetch(line: &Line) {
     // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
     // and the pointer comes from a live reference anyway.
     unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>(line as *const Line as *const i8);
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -104,18 +104,24 @@ impl BlockedBloom {
         let mut buckets: Vec<Vec<Vec<u64>>> = vec![vec![Vec::new(); parts]; sources];
         for block in hashes.chunks(BULK_BLOCK) {
             let per_source = block.len().div_ceil(sources);
-            buckets.par_iter_mut().zip(block.par_chunks(per_source)).for_each(|(mine, chunk)| {
-                mine.iter_mut().for_each(Vec::clear);
-                for &h in chunk {
-                    mine[line_index(h, total) / per_part].push(h);
-                }
-            });
+            buckets
+                .par_iter_mut()
+                .zip(block.par_chunks(per_source))
+                .for_each(|(mine, chunk)| {
+                    mine.iter_mut().for_each(Vec::clear);
+                    for &h in chunk {
+                        mine[line_index(h, total) / per_part].push(h);
+                    }
+                });
             let buckets = &buckets;
-            self.lines.par_chunks_mut(per_part).enumerate().for_each(|(part, lines)| {
-                for source in buckets {
-                    insert_prefetched(lines, part * per_part, total, &source[part], k);
-                }
-            });
+            self.lines
+                .par_chunks_mut(per_part)
+                .enumerate()
+                .for_each(|(part, lines)| {
+                    for source in buckets {
+                        insert_prefetched(lines, part * per_part, total, &source[part], k);
+                    }
+                });
         }
     }
 }

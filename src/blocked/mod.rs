@@ -12,10 +12,10 @@
 mod batch;
 pub mod simd;
 
-pub use simd::{Line, LINE_BITS, MAX_HASHES};
+pub use simd::{LINE_BITS, Line, MAX_HASHES};
 
-use crate::error::{check_bits_per_key, check_items, units_for, Error, Result};
-use crate::hash::{reduce, Key, DEFAULT_SEED};
+use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
+use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
 use simd::mask_for;
 
@@ -98,7 +98,9 @@ impl BlockedBloomBuilder {
             }
         };
         let lines = units_for(self.items as u64, bits_per_key, LINE_BITS as u64)?;
-        let hashes = self.hashes.unwrap_or_else(|| model::blocked_optimal_hashes(bits_per_key));
+        let hashes = self
+            .hashes
+            .unwrap_or_else(|| model::blocked_optimal_hashes(bits_per_key));
         BlockedBloom::with_lines(lines, hashes, self.seed)
     }
 }
@@ -117,13 +119,22 @@ impl BlockedBloom {
 
     /// A builder for `items` expected keys (1 % FPR unless told otherwise).
     pub fn builder(items: usize) -> BlockedBloomBuilder {
-        BlockedBloomBuilder { items, size: Size::Fpr(0.01), hashes: None, seed: DEFAULT_SEED }
+        BlockedBloomBuilder {
+            items,
+            size: Size::Fpr(0.01),
+            hashes: None,
+            seed: DEFAULT_SEED,
+        }
     }
 
     /// An empty filter of exactly `lines` lines (64 bytes each) and `hashes` probes per key.
     pub fn with_lines(lines: usize, hashes: u32, seed: u64) -> Result<Self> {
         check_hashes(hashes)?;
-        Ok(Self { lines: zeroed_lines(lines)?, hashes, seed })
+        Ok(Self {
+            lines: zeroed_lines(lines)?,
+            hashes,
+            seed,
+        })
     }
 
     /// Rebuilds a filter from its parts (used by deserialisation and the atomic variant).
@@ -136,7 +147,11 @@ impl BlockedBloom {
                 allowed: "at least 1",
             });
         }
-        Ok(Self { lines, hashes, seed })
+        Ok(Self {
+            lines,
+            hashes,
+            seed,
+        })
     }
 
     /// Adds a key.
@@ -222,7 +237,11 @@ pub(crate) fn line_index(hash: u64, lines: usize) -> usize {
 
 pub(crate) fn check_hashes(hashes: u32) -> Result<()> {
     if !(1..=MAX_HASHES).contains(&hashes) {
-        return Err(Error::InvalidHashes { hashes, min: 1, max: MAX_HASHES });
+        return Err(Error::InvalidHashes {
+            hashes,
+            min: 1,
+            max: MAX_HASHES,
+        });
     }
     Ok(())
 }

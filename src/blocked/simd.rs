@@ -65,9 +65,22 @@ impl std::fmt::Debug for Mask {
 /// second bit). Taken from the digits of well-known constants (golden ratio, pi, e, sqrt 2 ...);
 /// any odd values with well-spread bits work.
 const SALTS: [u32; 16] = [
-    0x9e37_79b1, 0x85eb_ca77, 0xc2b2_ae3d, 0x27d4_eb2f, 0x1656_67b1, 0xd3a2_646d, 0xfd70_46c5,
-    0xb55a_4f09, 0x243f_6a89, 0xb7e1_5163, 0x6a09_e667, 0xbb67_ae85, 0x3c6e_f373, 0xa54f_f53b,
-    0x510e_527f, 0x9b05_688d,
+    0x9e37_79b1,
+    0x85eb_ca77,
+    0xc2b2_ae3d,
+    0x27d4_eb2f,
+    0x1656_67b1,
+    0xd3a2_646d,
+    0xfd70_46c5,
+    0xb55a_4f09,
+    0x243f_6a89,
+    0xb7e1_5163,
+    0x6a09_e667,
+    0xbb67_ae85,
+    0x3c6e_f373,
+    0xa54f_f53b,
+    0x510e_527f,
+    0x9b05_688d,
 ];
 
 /// Lane `l` holds the salt of word `l / 2` (first bit of each word).
@@ -182,7 +195,11 @@ mod tests {
         for k in 1..=MAX_HASHES {
             for i in 0..20_000u64 {
                 let h = mix64(i);
-                assert_eq!(mask_for(h, k).to_line(), mask_for_scalar(h, k), "k={k} h={h:x}");
+                assert_eq!(
+                    mask_for(h, k).to_line(),
+                    mask_for_scalar(h, k),
+                    "k={k} h={h:x}"
+                );
             }
         }
     }

@@ -1,0 +1,41 @@
+//! Inserts into the blocked filter: one by one, batched with prefetch, and rayon bulk with all
+//! threads, at sizes from in-L1 to far past the last-level cache (10 bits/key). Quick run:
+//! `LINEBLOOM_BENCH_MAX_MIB=16 cargo bench --bench insert`.
+
+mod common;
+
+use common::*;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use linebloom::BlockedBloom;
+
+fn insert(c: &mut Criterion) {
+    pin_thread();
+    for bytes in sizes() {
+        let items = items_for(bytes, 10.0);
+        // Large filters insert a sample of keys so one iteration stays short; the sample still
+        // spreads over every line, so each insert is a cache miss as in a full build.
+        let batch = items.min(1 << 22);
+        let hs = hashes(0, 0..batch as u64);
+        let mut filter = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+        let mut group = c.benchmark_group(format!("insert/{}", size_label(bytes)));
+        group.throughput(Throughput::Elements(batch as u64));
+        group.sample_size(10);
+        group.bench_function(BenchmarkId::new("scalar", batch), |b| {
+            b.iter(|| hs.iter().for_each(|&h| filter.insert_hash(h)))
+        });
+        group.bench_function(BenchmarkId::new("batched", batch), |b| {
+            b.iter(|| filter.insert_hashes(&hs))
+        });
+        group.bench_function(
+            BenchmarkId::new(
+                format!("rayon_{}threads", rayon::current_num_threads()),
+                batch,
+            ),
+            |b| b.iter(|| filter.par_insert_hashes(&hs)),
+        );
+        group.finish();
+    }
+}
+
+criterion_group!(benches, insert);
+criterion_main!(benches);

@@ -1,0 +1,82 @@
+//! `linebloom fpr`: build one filter from random keys and measure its false-positive rate.
+
+use clap::ArgGroup;
+use linebloom::filter::{FilterKind, Sizing};
+use linebloom::hash::DEFAULT_SEED;
+use linebloom::report::fpr::{FprSpec, measure_fpr};
+
+use crate::Failure;
+
+#[derive(clap::Args)]
+#[command(group(ArgGroup::new("size").required(true).args(["bits_per_key", "fpr"])))]
+pub struct Args {
+    /// Which filter: blocked, classic or cuckoo.
+    #[arg(long)]
+    filter: FilterKind,
+    /// Number of distinct keys to insert.
+    #[arg(long)]
+    items: usize,
+    /// Size the filter at this many bits per key.
+    #[arg(long)]
+    bits_per_key: Option<f64>,
+    /// Size the filter for this false-positive rate.
+    #[arg(long)]
+    fpr: Option<f64>,
+    /// Probes per key (Bloom filters) or fingerprint bits (cuckoo); default: the model's best.
+    #[arg(long)]
+    hashes: Option<u32>,
+    /// Number of never-inserted keys to probe.
+    #[arg(long, default_value_t = 1_000_000)]
+    probes: usize,
+    /// Seed for the keys and the filter's hash.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let sizing = match (args.bits_per_key, args.fpr) {
+        (Some(b), _) => Sizing::BitsPerKey(b),
+        (None, Some(p)) => Sizing::Fpr(p),
+        (None, None) => return Err(Failure::usage("give --bits-per-key or --fpr")),
+    };
+    let spec = FprSpec {
+        kind: args.filter,
+        items: args.items,
+        sizing,
+        hashes: args.hashes,
+        probes: args.probes,
+        seed: args.seed,
+    };
+    let m = measure_fpr(&spec)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&m).map_err(Failure::other)?);
+    } else {
+        let k_name = if m.filter == "cuckoo" {
+            "fingerprint bits"
+        } else {
+            "hashes (k)"
+        };
+        println!("filter            {}", m.filter);
+        println!("items             {}", m.items);
+        println!("bytes             {}", m.bytes);
+        println!("bits per key      {:.3}", m.bits_per_key);
+        println!("{k_name:<17} {}", m.hashes);
+        println!("probes            {}", m.probes);
+        println!("measured FPR      {:.5} %", m.measured_fpr * 100.0);
+        println!("model FPR         {:.5} %", m.model_fpr * 100.0);
+        println!("false negatives   {}", m.false_negatives);
+        if m.insert_failures > 0 {
+            println!("insert failures   {} (filter full)", m.insert_failures);
+        }
+    }
+    if m.false_negatives > 0 {
+        return Err(Failure::other(format!(
+            "{} false negatives",
+            m.false_negatives
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,91 @@
+//! The `linebloom` command: a thin layer over the library (no filter logic here).
+//!
+//! Exit codes (a contract, see DESIGN.md): 0 success; 2 bad arguments, unreadable files and
+//! corrupt filters (one line on stderr); 1 any other failure.
+
+mod files;
+mod fpr;
+mod report;
+mod tune;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "linebloom",
+    version,
+    about = "Cache-line-blocked Bloom filters: measure, tune, build, query"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure every filter on this machine and write the tuning report (the main job).
+    Report(report::Args),
+    /// Recommend a filter and its parameters for N items.
+    Tune(tune::Args),
+    /// Build one filter from random keys and measure its false-positive rate.
+    Fpr(fpr::Args),
+    /// Build a filter from a file of keys (one per line) and save it.
+    Build(files::BuildArgs),
+    /// Query a saved filter with keys from a file or standard input.
+    Query(files::QueryArgs),
+    /// Print a saved filter's parameters, fill and expected FPR.
+    Stats(files::StatsArgs),
+}
+
+/// A failure with the exit code it maps to.
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad arguments, unreadable input, corrupt filters: exit code 2.
+    pub fn usage(message: impl std::fmt::Display) -> Self {
+        Failure {
+            code: 2,
+            message: message.to_string(),
+        }
+    }
+    /// Anything else: exit code 1.
+    pub fn other(message: impl std::fmt::Display) -> Self {
+        Failure {
+            code: 1,
+            message: message.to_string(),
+        }
+    }
+}
+
+impl From<linebloom::Error> for Failure {
+    fn from(e: linebloom::Error) -> Self {
+        use linebloom::Error::*;
+        match e {
+            Io(_) | Full => Failure::other(e),
+            _ => Failure::usage(e),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Report(args) => report::run(args),
+        Command::Tune(args) => tune::run(args),
+        Command::Fpr(args) => fpr::run(args),
+        Command::Build(args) => files::build(args),
+        Command::Query(args) => files::query(args),
+        Command::Stats(args) => files::stats(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("linebloom: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,681 @@
+//! The classic scattered Bloom filter: the reference layout the blocked engine is measured
+//! against.
+//!
+//! This module owns [`ClassicBloom`], its builder, and all of its paths (scalar, batched with
+//! prefetch, rayon bulk insert). It does not own key hashing ([`crate::hash`]) or the FPR
+//! formulas ([`crate::model`]).
+//!
+//! ## Layout
+//! `m` bits in one array of 64-bit words: bit `b` is bit `b % 64` of word `b / 64`. `m` is any
+//! number from 1 up, not rounded to a whole word or a power of two (the bits past `m` in the last
+//! word stay zero), so a filter sized for `c` bits per key has exactly `c` bits per key. A key sets
+//! `k` bits (1..=64) anywhere in the array, so a lookup of a present key in a filter larger than
+//! the cache costs up to `k` cache misses; removing that cost is the point of
+//! [`BlockedBloom`](crate::BlockedBloom). A lookup of an absent key stops at its first zero bit
+//! (about two probes at the optimal `k`).
+//!
+//! ## Probe positions
+//! One 64-bit hash per key. Its `k` probe values come from enhanced double hashing
+//! ([`DoubleHash`]): `h1 + i·h2 + (i³ − i)/6` for `i = 0..k` (mod 2^64), with `h1` the hash and
+//! `h2` an odd remix of it. Kirsch and Mitzenmacher, "Less hashing, same performance: building a
+//! better Bloom filter" (2006), prove that two hash values give the FPR of `k` independent ones
+//! as `m` grows; the cubic term of Dillinger and Manolios, "Bloom filters in probabilistic
+//! verification" (2004), keeps two keys whose `h1` and `h2` collide from sharing every probe.
+//! Each probe value is mapped onto `0..m` with [`reduce`], multiply-shift on its high bits
+//! (`(p · m) >> 64`): no division on the hot path and any `m`.
+//!
+//! ## Model
+//! After `n` keys a bit is still zero with probability `(1 − 1/m)^{kn} ≈ e^{−k/c}`, `c = m/n`;
+//! a key never inserted finds its `k` bits set with probability `(1 − e^{−k/c})^k`
+//! ([`model::classic_fpr`], Bloom 1970). It is smallest at `k = c ln 2`, where
+//! `c = −ln p / (ln 2)²` bits per key reach an FPR of `p` ([`model::classic_bits_per_key`]).
+//! `tests/classic.rs` checks the measured FPR against the model over `c` in 2..32 and `k` in
+//! 1..24.
+//!
+//! ## Concurrency
+//! The words are [`AtomicU64`] so that [`ClassicBloom::par_insert_hashes`] can let rayon's
+//! threads OR bits into shared words: a key's `k` bits are scattered, so the input cannot be
+//! partitioned by word range as the blocked engine's is. Paths that hold `&mut self` use
+//! `get_mut` (plain loads and stores), and lookups use `Relaxed` loads, which are plain loads on
+//! x86-64 and AArch64, so the sequential paths run as fast as over `u64`.
+//!
+//! ```
+//! use linebloom::ClassicBloom;
+//!
+//! let mut filter = ClassicBloom::with_fpr(10_000, 0.01)?;
+//! for i in 0..10_000u64 {
+//!     filter.insert(&i);
+//! }
+//! assert!((0..10_000u64).all(|i| filter.contains(&i)));
+//! // 9.59 bits and 7 probes per key: about 1 % of keys never inserted are false positives.
+//! assert_eq!(filter.hashes(), 7);
+//! let false_positives = (10_000..110_000u64).filter(|i| filter.contains(i)).count();
+//! assert!(false_positives < 1_500);
+//! # Ok::<(), linebloom::Error>(())
+//! ```
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
+use crate::filter::{Filter, FilterKind};
+use crate::hash::{DEFAULT_SEED, DoubleHash, Key, reduce};
+use crate::model::{self, CLASSIC_MAX_HASHES};
+
+/// Bits in one storage word.
+const WORD_BITS: u64 = 64;
+
+/// Keys whose first probe words are computed and prefetched together before any is tested in a
+/// batched lookup: 16 outstanding misses is about what one core's fill buffers hold (the same
+/// figure the blocked engine measured for its lines).
+const GROUP: usize = 16;
+
+/// How many probe words a batched insert prefetches at once (keys per group times k). Every
+/// probe of an insert is touched, so the group shrinks as k grows: 4 keys at k = 7.
+const INSERT_PREFETCHES: usize = 32;
+
+/// Below this many hashes the bulk insert runs on the calling thread: spawning would cost more
+/// than the threads win.
+const PAR_MIN_HASHES: usize = 1 << 14;
+
+/// Below this many words (32 KiB, an L1 cache) the bulk insert runs on the calling thread: all
+/// threads would write the same few cache lines, and one core does that faster.
+const PAR_MIN_WORDS: usize = 1 << 12;
+
+/// Hashes per rayon task in the bulk insert: large enough to amortise the task, small enough to
+/// balance the load.
+const PAR_CHUNK: usize = 1 << 12;
+
+/// A classic Bloom filter: `m` bits in one array, `k` bits anywhere in it per key.
+///
+/// ```
+/// use linebloom::ClassicBloom;
+///
+/// let mut filter = ClassicBloom::with_bits_per_key(1_000, 10.0)?;
+/// filter.insert("apple");
+/// filter.insert(&42u64);
+/// assert!(filter.contains("apple"));
+/// assert!(filter.contains(&42u64));
+/// assert_eq!((filter.num_bits(), filter.hashes()), (10_000, 7));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+pub struct ClassicBloom {
+    /// `num_bits.div_ceil(64)` words; the bits past `num_bits` are always zero.
+    words: Vec<AtomicU64>,
+    /// `m`, at least 1. A `usize` because [`reduce`] maps onto `0..usize`; the constructors
+    /// reject sizes that do not fit.
+    num_bits: usize,
+    hashes: u32,
+    seed: u64,
+}
+
+/// Builds a [`ClassicBloom`] from an expected item count and a size (a target FPR or a number of
+/// bits per key), optionally fixing the number of probes and the hash seed.
+///
+/// ```
+/// use linebloom::ClassicBloom;
+///
+/// let filter = ClassicBloom::builder(1_000_000).bits_per_key(12.0).hashes(6).seed(7).build()?;
+/// assert_eq!((filter.num_bits(), filter.hashes(), filter.seed()), (12_000_000, 6, 7));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ClassicBloomBuilder {
+    items: usize,
+    size: Size,
+    hashes: Option<u32>,
+    seed: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Size {
+    Fpr(f64),
+    BitsPerKey(f64),
+}
+
+impl ClassicBloomBuilder {
+    /// Size the filter for this false-positive rate (the default is 1 %).
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.size = Size::Fpr(fpr);
+        self
+    }
+
+    /// Size the filter at this many bits per expected item.
+    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
+        self.size = Size::BitsPerKey(bits_per_key);
+        self
+    }
+
+    /// Fix the number of probes per key (1..=64) instead of the model's optimum.
+    pub fn hashes(mut self, hashes: u32) -> Self {
+        self.hashes = Some(hashes);
+        self
+    }
+
+    /// Use this hash seed (default [`DEFAULT_SEED`]).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Builds the empty filter, or says which parameter is out of range.
+    pub fn build(self) -> Result<ClassicBloom> {
+        let items = self.items as u64;
+        check_items(items)?;
+        let bits_per_key = match self.size {
+            Size::Fpr(p) => model::classic_bits_per_key(p)?,
+            Size::BitsPerKey(b) => b,
+        };
+        check_bits_per_key(bits_per_key)?;
+        // The shared check for sizes that overflow or cannot be addressed; the filter itself is
+        // sized to the bit, not to whole words.
+        units_for(items, bits_per_key, WORD_BITS)?;
+        // At least 1, since items >= 1 and bits_per_key >= 1, and no more bits than the words
+        // `units_for` counted hold (it divides the same product by 64, which is exact).
+        let num_bits = (items as f64 * bits_per_key).ceil() as u64;
+        let hashes = self
+            .hashes
+            .unwrap_or_else(|| model::classic_optimal_hashes(bits_per_key));
+        check_hashes(hashes)?;
+        ClassicBloom::allocate(num_bits, hashes, self.seed).ok_or(Error::TooLarge {
+            items,
+            bits_per_key,
+        })
+    }
+}
+
+impl ClassicBloom {
+    /// A filter for `items` keys with a false-positive rate of about `fpr`: `−ln p / (ln 2)²`
+    /// bits and the optimal number of probes per key.
+    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+        Self::builder(items).fpr(fpr).build()
+    }
+
+    /// A filter for `items` keys at `bits_per_key` bits each, with the optimal number of probes.
+    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+        Self::builder(items).bits_per_key(bits_per_key).build()
+    }
+
+    /// A builder for `items` expected keys (1 % FPR unless told otherwise).
+    pub fn builder(items: usize) -> ClassicBloomBuilder {
+        ClassicBloomBuilder {
+            items,
+            size: Size::Fpr(0.01),
+            hashes: None,
+            seed: DEFAULT_SEED,
+        }
+    }
+
+    /// An empty filter of exactly `num_bits` bits (any number from 1 up) and `hashes` probes per
+    /// key (1..=64).
+    pub fn with_bits(num_bits: u64, hashes: u32, seed: u64) -> Result<Self> {
+        check_hashes(hashes)?;
+        if num_bits == 0 {
+            return Err(Error::InvalidParameter {
+                name: "num_bits",
+                value: "0".into(),
+                allowed: "at least 1",
+            });
+        }
+        Self::allocate(num_bits, hashes, seed).ok_or_else(|| Error::InvalidParameter {
+            name: "num_bits",
+            value: num_bits.to_string(),
+            allowed: "a number of bits that fits in memory",
+        })
+    }
+
+    /// Rebuilds a filter from its raw words (as [`words`](Self::words) returns them) and
+    /// parameters, checking that they agree: one word per 64 bits and no bit set past
+    /// `num_bits`. For deserialisation.
+    #[allow(
+        dead_code,
+        reason = "called by serialisation (format.rs), which is being written"
+    )]
+    pub(crate) fn from_parts(
+        words: Vec<u64>,
+        num_bits: u64,
+        hashes: u32,
+        seed: u64,
+    ) -> Result<Self> {
+        check_hashes(hashes)?;
+        let expected = num_bits.div_ceil(WORD_BITS);
+        if num_bits == 0 || words.len() as u64 != expected {
+            return Err(Error::Corrupt(format!(
+                "{} words cannot hold a filter of {num_bits} bits (it needs {expected}, at least 1)",
+                words.len()
+            )));
+        }
+        let num_bits = usize::try_from(num_bits).map_err(|_| {
+            Error::Corrupt(format!(
+                "{num_bits} bits do not fit in this machine's address space"
+            ))
+        })?;
+        let tail = num_bits as u64 % WORD_BITS;
+        if tail != 0 && words[words.len() - 1] >> tail != 0 {
+            return Err(Error::Corrupt(format!(
+                "bits are set past the filter's {num_bits} bits"
+            )));
+        }
+        let mut atomics = Vec::new();
+        atomics
+            .try_reserve_exact(words.len())
+            .map_err(|_| Error::InvalidParameter {
+                name: "num_bits",
+                value: num_bits.to_string(),
+                allowed: "a number of bits that fits in memory",
+            })?;
+        atomics.extend(words.into_iter().map(AtomicU64::new));
+        Ok(Self {
+            words: atomics,
+            num_bits,
+            hashes,
+            seed,
+        })
+    }
+
+    /// Zeroed storage for `num_bits` bits, or `None` when it cannot be addressed or allocated.
+    fn allocate(num_bits: u64, hashes: u32, seed: u64) -> Option<Self> {
+        let num_bits = usize::try_from(num_bits).ok()?;
+        let len = num_bits.div_ceil(WORD_BITS as usize);
+        let mut words = Vec::new();
+        // Reserving first turns an allocation failure into an error instead of an abort. The
+        // zeroes are written eagerly: `AtomicU64` is not `bytemuck::Zeroable` without bytemuck's
+        // `zeroable_atomics` feature, which would let `try_zeroed_vec` get pre-zeroed pages.
+        words.try_reserve_exact(len).ok()?;
+        words.resize_with(len, || AtomicU64::new(0));
+        Some(Self {
+            words,
+            num_bits,
+            hashes,
+            seed,
+        })
+    }
+
+    /// Adds a key.
+    #[inline]
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
+        self.insert_hash(key.hash_with_seed(self.seed));
+    }
+
+    /// Whether the key may have been inserted (false: it certainly was not).
+    #[inline]
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Adds a key given by its 64-bit hash (well mixed; see [`crate::hash`]).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) {
+        let m = self.num_bits;
+        for probe in DoubleHash::new(hash).take(self.hashes as usize) {
+            let (word, bit) = locate(reduce(probe, m));
+            *self.words[word].get_mut() |= bit;
+        }
+    }
+
+    /// Whether a key given by its 64-bit hash may have been inserted. Stops at the first probe
+    /// that finds a zero bit.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let m = self.num_bits;
+        DoubleHash::new(hash)
+            .take(self.hashes as usize)
+            .all(|probe| {
+                let (word, bit) = locate(reduce(probe, m));
+                self.words[word].load(Relaxed) & bit != 0
+            })
+    }
+
+    /// Looks up many pre-hashed keys at once: `out[i] = self.contains_hash(hashes[i])`.
+    /// Faster than a loop over [`contains_hash`](Self::contains_hash) on filters larger than the
+    /// cache, because the first memory miss of each key in a group overlaps with the others' (an
+    /// absent key usually stops after one or two probes). An error (and nothing written) when
+    /// the two slices differ in length.
+    pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        if hashes.len() != out.len() {
+            return Err(Error::InvalidParameter {
+                name: "output length",
+                value: out.len().to_string(),
+                allowed: "equal to the number of hashes",
+            });
+        }
+        for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            for &h in hs {
+                prefetch(&self.words[self.first_word(h)]);
+            }
+            for (o, &h) in os.iter_mut().zip(hs) {
+                *o = self.contains_hash(h);
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts many pre-hashed keys on this thread, prefetching all the words of a few keys
+    /// before setting their bits. Bit-identical to a loop over
+    /// [`insert_hash`](Self::insert_hash).
+    pub fn insert_hashes(&mut self, hashes: &[u64]) {
+        let (m, k) = (self.num_bits, self.hashes as usize);
+        for hs in hashes.chunks(insert_group(k)) {
+            for &h in hs {
+                for probe in DoubleHash::new(h).take(k) {
+                    prefetch(&self.words[locate(reduce(probe, m)).0]);
+                }
+            }
+            for &h in hs {
+                self.insert_hash(h);
+            }
+        }
+    }
+
+    /// Inserts many pre-hashed keys with all of rayon's threads, which OR bits into the shared
+    /// words atomically. Bit-identical to [`insert_hashes`](Self::insert_hashes), since OR is
+    /// commutative and idempotent. Small inputs and small filters run on the calling thread.
+    pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
+        if rayon::current_num_threads() <= 1
+            || hashes.len() < PAR_MIN_HASHES
+            || self.words.len() < PAR_MIN_WORDS
+        {
+            self.insert_hashes(hashes);
+            return;
+        }
+        let (words, m, k) = (&self.words[..], self.num_bits, self.hashes as usize);
+        hashes.par_chunks(PAR_CHUNK).for_each(|chunk| {
+            for hs in chunk.chunks(insert_group(k)) {
+                for &h in hs {
+                    for probe in DoubleHash::new(h).take(k) {
+                        prefetch(&words[locate(reduce(probe, m)).0]);
+                    }
+                }
+                for &h in hs {
+                    for probe in DoubleHash::new(h).take(k) {
+                        let (word, bit) = locate(reduce(probe, m));
+                        let word = &words[word];
+                        // A plain load first: once the filter fills, most bits are already set,
+                        // and skipping their locked OR saves the instruction and keeps the cache
+                        // line shared instead of pulling it exclusive into this core.
+                        if word.load(Relaxed) & bit == 0 {
+                            word.fetch_or(bit, Relaxed);
+                        }
+                    }
+                }
+            }
+        });
+        // rayon's join at the end of `for_each` orders every thread's writes before this
+        // function returns, so `Relaxed` is enough.
+    }
+
+    /// The word that holds a hash's first probe: probe 0 of [`DoubleHash`] is the hash itself.
+    #[inline(always)]
+    fn first_word(&self, hash: u64) -> usize {
+        locate(reduce(hash, self.num_bits)).0
+    }
+
+    /// Probes per key.
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The hash seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Number of bits, `m`.
+    pub fn num_bits(&self) -> u64 {
+        self.num_bits as u64
+    }
+
+    /// Bytes of filter data (8 per 64-bit word).
+    pub fn size_bytes(&self) -> usize {
+        self.words.len() * std::mem::size_of::<u64>()
+    }
+
+    /// Number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        self.iter_words().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        for word in &mut self.words {
+            *word.get_mut() = 0;
+        }
+    }
+
+    /// The FPR the model expects after `items` distinct keys were inserted (0 for none).
+    pub fn expected_fpr(&self, items: u64) -> f64 {
+        if items == 0 {
+            return 0.0;
+        }
+        model::classic_fpr(self.num_bits as f64 / items as f64, self.hashes)
+    }
+
+    /// A copy of the filter's bits as 64-bit words, `num_bits().div_ceil(64)` of them: bit `b`
+    /// is bit `b % 64` of word `b / 64`.
+    pub fn words(&self) -> Vec<u64> {
+        self.iter_words().collect()
+    }
+
+    /// The filter's bits as 64-bit words, as [`words`](Self::words) without the copy.
+    pub fn iter_words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        self.words.iter().map(|w| w.load(Relaxed))
+    }
+}
+
+/// The word index and the single-bit mask of bit `bit` (no division: both are powers of two).
+#[inline(always)]
+fn locate(bit: usize) -> (usize, u64) {
+    (bit / WORD_BITS as usize, 1 << (bit % WORD_BITS as usize))
+}
+
+/// Keys per prefetch group in the inserts for `k` probes each.
+#[inline]
+fn insert_group(k: usize) -> usize {
+    (INSERT_PREFETCHES / k.max(1)).max(1)
+}
+
+fn check_hashes(hashes: u32) -> Result<()> {
+    if !(1..=CLASSIC_MAX_HASHES).contains(&hashes) {
+        return Err(Error::InvalidHashes {
+            hashes,
+            min: 1,
+            max: CLASSIC_MAX_HASHES,
+        });
+    }
+    Ok(())
+}
+
+/// Hints the processor to start loading `word` into cache.
+#[inline(always)]
+fn prefetch(word: &AtomicU64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
+    // and the pointer comes from a live reference anyway.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(word as *const AtomicU64 as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
+}
+
+impl Clone for ClassicBloom {
+    fn clone(&self) -> Self {
+        Self {
+            words: self.iter_words().map(AtomicU64::new).collect(),
+            num_bits: self.num_bits,
+            hashes: self.hashes,
+            seed: self.seed,
+        }
+    }
+}
+
+impl PartialEq for ClassicBloom {
+    /// Same shape, seed and bits.
+    fn eq(&self, other: &Self) -> bool {
+        self.num_bits == other.num_bits
+            && self.hashes == other.hashes
+            && self.seed == other.seed
+            && self.iter_words().eq(other.iter_words())
+    }
+}
+
+impl Eq for ClassicBloom {}
+
+impl std::fmt::Debug for ClassicBloom {
+    /// The parameters and the number of set bits; the bits themselves would be megabytes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClassicBloom")
+            .field("num_bits", &self.num_bits)
+            .field("hashes", &self.hashes)
+            .field("seed", &self.seed)
+            .field("ones", &self.count_ones())
+            .finish()
+    }
+}
+
+impl Filter for ClassicBloom {
+    fn kind(&self) -> FilterKind {
+        FilterKind::Classic
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        ClassicBloom::insert_hash(self, hash);
+        Ok(())
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        ClassicBloom::contains_hash(self, hash)
+    }
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        ClassicBloom::contains_hashes(self, hashes, out)
+    }
+    fn size_bytes(&self) -> usize {
+        ClassicBloom::size_bytes(self)
+    }
+    fn hashes(&self) -> u32 {
+        ClassicBloom::hashes(self)
+    }
+    fn seed(&self) -> u64 {
+        ClassicBloom::seed(self)
+    }
+    fn expected_fpr(&self, items: u64) -> f64 {
+        ClassicBloom::expected_fpr(self, items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::mix64;
+
+    #[test]
+    fn sizes_follow_bits_per_key() {
+        let f = ClassicBloom::with_bits_per_key(1000, 10.0).unwrap();
+        assert_eq!(
+            (f.num_bits(), f.hashes(), f.seed()),
+            (10_000, 7, DEFAULT_SEED)
+        );
+        assert_eq!(f.size_bytes(), 157 * 8);
+        assert_eq!(f.words().len(), 157);
+        assert_eq!(f.count_ones(), 0);
+        // 1 %: 9.585 bits per key, rounded up to the bit.
+        let f = ClassicBloom::with_fpr(1000, 0.01).unwrap();
+        assert_eq!((f.num_bits(), f.hashes()), (9586, 7));
+        let f = ClassicBloom::with_bits_per_key(1, 1.0).unwrap();
+        assert_eq!((f.num_bits(), f.hashes(), f.size_bytes()), (1, 1, 8));
+    }
+
+    #[test]
+    fn first_probe_is_the_hash() {
+        // `contains_hashes` prefetches the word of probe 0 computed from the hash alone.
+        for h in [0, 1, 0xdead_beef, u64::MAX] {
+            assert_eq!(DoubleHash::new(h).next(), Some(h));
+        }
+    }
+
+    #[test]
+    fn bits_stay_below_num_bits() {
+        for m in [1u64, 2, 63, 64, 65, 100, 1000] {
+            let mut f = ClassicBloom::with_bits(m, 5, 9).unwrap();
+            for i in 0..10_000 {
+                f.insert_hash(mix64(i));
+            }
+            let words = f.words();
+            assert_eq!(words.len() as u64, m.div_ceil(64));
+            let tail = m % 64;
+            if tail != 0 {
+                assert_eq!(words[words.len() - 1] >> tail, 0, "m = {m}");
+            }
+            // With 50 000 probes every one of at most 1000 bits is hit.
+            assert_eq!(f.count_ones(), m, "m = {m}");
+        }
+    }
+
+    #[test]
+    fn from_parts_round_trips_and_checks() {
+        let mut f = ClassicBloom::with_bits(1000, 4, 3).unwrap();
+        (0..100).for_each(|i| f.insert_hash(mix64(i)));
+        let back = ClassicBloom::from_parts(f.words(), 1000, 4, 3).unwrap();
+        assert_eq!(back, f);
+        assert!(matches!(
+            ClassicBloom::from_parts(f.words(), 1100, 4, 3),
+            Err(Error::Corrupt(_))
+        ));
+        assert!(matches!(
+            ClassicBloom::from_parts(vec![], 0, 4, 3),
+            Err(Error::Corrupt(_))
+        ));
+        assert!(matches!(
+            ClassicBloom::from_parts(f.words(), 1000, 0, 3),
+            Err(Error::InvalidHashes { .. })
+        ));
+        // 1000 bits use 40 bits of the last word; bit 40 is past the end.
+        let mut words = f.words();
+        *words.last_mut().unwrap() |= 1 << 40;
+        assert!(matches!(
+            ClassicBloom::from_parts(words, 1000, 4, 3),
+            Err(Error::Corrupt(_))
+        ));
+    }
+
+    #[test]
+    fn clear_clone_and_equality() {
+        let mut f = ClassicBloom::with_bits(777, 3, 1).unwrap();
+        f.insert("a");
+        let g = f.clone();
+        assert_eq!(f, g);
+        assert!(g.contains("a"));
+        f.clear();
+        assert_eq!(f.count_ones(), 0);
+        assert_ne!(f, g);
+        assert_ne!(ClassicBloom::with_bits(777, 3, 2).unwrap(), f);
+        assert!(format!("{g:?}").contains("num_bits: 777"));
+    }
+
+    #[test]
+    fn model_and_trait_agree_with_inherent_methods() {
+        let mut f = ClassicBloom::with_bits_per_key(100, 10.0).unwrap();
+        assert_eq!(f.expected_fpr(0), 0.0);
+        assert_eq!(f.expected_fpr(100), model::classic_fpr(10.0, 7));
+        let dyn_f: &mut dyn Filter = &mut f;
+        assert_eq!(dyn_f.kind(), FilterKind::Classic);
+        dyn_f.insert_hash(42).unwrap();
+        assert!(dyn_f.contains_hash(42));
+        assert_eq!(
+            (dyn_f.hashes(), dyn_f.seed(), dyn_f.size_bytes()),
+            (7, DEFAULT_SEED, 16 * 8)
+        );
+        let mut out = [false; 2];
+        dyn_f.contains_hashes(&[42, 42], &mut out).unwrap();
+        assert_eq!(out, [true, true]);
+        assert!(dyn_f.contains_hashes(&[42], &mut out).is_err());
+    }
+
+    #[test]
+    fn insert_groups_are_never_empty() {
+        assert_eq!(insert_group(1), 32);
+        assert_eq!(insert_group(7), 4);
+        assert_eq!(insert_group(64), 1);
+        assert_eq!(insert_group(0), 32);
+    }
+}

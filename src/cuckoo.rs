@@ -1,0 +1,1003 @@
+//! The cuckoo filter (reference, with delete): Fan, Andersen, Kaminsky and Mitzenmacher,
+//! "Cuckoo Filter: Practically Better Than Bloom" (CoNEXT 2014).
+//!
+//! This module owns [`CuckooFilter`], its builder, its table layout and its insert/evict/remove
+//! paths. It does not own the FPR formula ([`crate::model::cuckoo_fpr`]) or key hashing
+//! ([`crate::hash`]).
+//!
+//! # Layout
+//! The table is an array of buckets of 4 fingerprint slots; a fingerprint is 8, 12 or 16 bits, so
+//! a bucket is 4, 6 or 8 bytes, stored back to back with no padding between buckets (12-bit
+//! buckets are packed: 48 bits each, so one in sixteen crosses a cache line). Inside a bucket,
+//! slot `j` is bits `j*f .. (j+1)*f` of the bucket read as a little-endian integer, so the bytes
+//! ([`CuckooFilter::table_bytes`]) are the same on every platform. Fingerprint 0 marks an empty
+//! slot. A lookup loads each candidate bucket as one `u64` and compares all four slots at once
+//! (SWAR: XOR with the broadcast fingerprint, then the "has a zero lane" trick), so it has no
+//! per-slot loop and no branch but the two bounds checks.
+//!
+//! # Hashing
+//! One 64-bit hash per key. The first bucket is the hash reduced onto the bucket count by
+//! multiply-shift ([`crate::hash::reduce`], which reads the high bits); the fingerprint comes from
+//! the low 32 bits, mapped by multiply-shift onto `1 ..= 2^f - 1` (uniform over the non-zero
+//! values, so no value is doubled by a "0 becomes 1" rule). The two only share a carry, which
+//! matters only for tables of billions of buckets.
+//!
+//! # Alternate bucket
+//! Partial-key cuckoo hashing: a fingerprint's other bucket must be computable from the bucket
+//! it sits in and the fingerprint alone. The paper's `i ^ hash(fp)` needs a power-of-two bucket
+//! count, which would round sizes up by as much as 2x. This filter uses
+//! `alt(i, fp) = (h(fp) - i) mod n` with `h(fp) = reduce(mix64(fp), n)`, a reflection that is an
+//! involution for every `n` (`alt(alt(i)) = h - (h - i) = i`), so the bucket count is exactly
+//! what the load target asks for. The `mod n` is one compare and a conditional add, never a
+//! division. Where `2i = h(fp) mod n` the two buckets coincide (about one key in `n`); such a key
+//! has 4 slots instead of 8.
+//!
+//! # Eviction without loss
+//! An insert first tries the empty slots of both buckets. If both are full it walks: at each
+//! full bucket it first looks one step ahead (can one of the four residents move straight to a
+//! free slot in its own other bucket? then it does, and the walk ends); otherwise a random slot
+//! takes the fingerprint being carried and the evicted one is carried on to its alternate
+//! bucket, for at most [`MAX_KICKS`] (500) evictions. The look-ahead costs up to four more
+//! bucket reads per step but raises the load at the first failure from about 95.7 % (plain
+//! random walk, 10^6 buckets) to about 97 % at every size measured (10^2 to 10^6 buckets, all
+//! widths). Each eviction's slot is recorded; if the walk ends without a free slot, it is
+//! replayed backwards (every step is a swap, and the alternate index is an involution, so each
+//! step can be undone exactly), which leaves the table bit for bit as it was before the call.
+//! The insert then returns [`Error::Full`] and [`CuckooFilter::len`] is unchanged. Many
+//! implementations instead drop the last evicted fingerprint, a silent false negative for some
+//! earlier key; here a failed insert loses nothing, and lookups stay at two buckets (no victim
+//! slot to check).
+//!
+//! # Deletion and duplicates
+//! [`CuckooFilter::remove`] deletes one copy of the key's fingerprint from one of its two
+//! buckets. Only remove keys that were inserted: removing a key that never was can delete the
+//! matching fingerprint of a different key with the same buckets, which then reads as absent (a
+//! false negative). A key may be inserted several times (a multiset); its two buckets hold at
+//! most 8 copies, after which the next insert of it returns [`Error::Full`] after a bounded walk.
+//!
+//! # False-positive rate
+//! A key that was never inserted matches each occupied slot of its two buckets with
+//! probability `1 / (2^f - 1)`, so at load `α` the FPR is `1 - (1 - 2^-f)^(8α)` ≈ `8α / 2^f`
+//! ([`crate::model::cuckoo_fpr`]; the `2^f - 1` vs `2^f` difference is under 0.4 %). At the 95 %
+//! target load: 2.9 % (f = 8), 0.19 % (f = 12), 0.012 % (f = 16), at 8.4, 12.6 and 16.8 bits per
+//! key.
+//!
+//! ```
+//! use linebloom::{CuckooFilter, Error};
+//!
+//! let mut filter = CuckooFilter::with_fpr(1_000, 0.01)?;
+//! filter.insert("apple")?;
+//! filter.insert(&42u64)?;
+//! assert!(filter.contains("apple"));
+//! assert!(filter.remove("apple"));
+//! assert_eq!(filter.len(), 1);
+//! assert!(filter.contains(&42u64));
+//!
+//! // A full filter says so and keeps everything it already holds.
+//! let mut tiny = CuckooFilter::with_buckets(1, 16, 7)?;
+//! for i in 0..4u32 {
+//!     tiny.insert(&i)?;
+//! }
+//! assert_eq!(tiny.insert(&4u32), Err(Error::Full));
+//! assert!((0..4u32).all(|i| tiny.contains(&i)));
+//! # Ok::<(), linebloom::Error>(())
+//! ```
+
+use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
+use crate::filter::{Filter, FilterKind};
+use crate::hash::{DEFAULT_SEED, Key, mix64, reduce};
+use crate::model;
+
+/// Fingerprint slots per bucket.
+pub const SLOTS_PER_BUCKET: u32 = 4;
+
+/// The fingerprint widths the filter supports, in bits.
+pub const FINGERPRINT_WIDTHS: [u32; 3] = [8, 12, 16];
+
+/// The load factor the sizing constructors plan for (the paper's figure for 4-slot buckets). The
+/// first insert failure comes at about 97 % load with this filter's eviction (see the module
+/// docs; `tests/cuckoo.rs` checks at least 95 %), so a filter sized for `items` holds them with
+/// a little to spare.
+pub const TARGET_LOAD: f64 = 0.95;
+
+/// [`TARGET_LOAD`] in percent, so bucket counts are computed exactly in integers.
+const TARGET_LOAD_PERCENT: u128 = 95;
+
+/// The most evictions one insert performs before it gives up (and undoes them).
+pub const MAX_KICKS: usize = 500;
+
+/// Keys whose buckets are computed and prefetched together before any is tested in
+/// [`CuckooFilter::contains_hashes`]; the same group size as the blocked engine's batch path.
+const GROUP: usize = 16;
+
+/// Calls the width-specialised version of a method: `by_width!(self.method(args))`.
+macro_rules! by_width {
+    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+        match $self.fingerprint_bits {
+            8 => $self.$method::<8>($($arg),*),
+            12 => $self.$method::<12>($($arg),*),
+            // Constructors admit only 8, 12 and 16.
+            _ => $self.$method::<16>($($arg),*),
+        }
+    };
+}
+
+/// A cuckoo filter: fingerprints in 4-slot buckets, with delete. See the [module docs](self) for
+/// the layout, the alternate index and the no-loss eviction.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CuckooFilter {
+    /// The buckets as bytes (bucket `b` at `b * bucket_bytes`), held in `u64` words so the
+    /// allocation is word-aligned and zeroed by the allocator; the last word is zero-padded (the
+    /// 8-byte load of the last 6-byte bucket reads 2 bytes past it).
+    table: Vec<u64>,
+    buckets: usize,
+    fingerprint_bits: u32,
+    len: usize,
+    seed: u64,
+}
+
+impl std::fmt::Debug for CuckooFilter {
+    // The table can be gigabytes: print the shape, not the contents.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CuckooFilter")
+            .field("buckets", &self.buckets)
+            .field("fingerprint_bits", &self.fingerprint_bits)
+            .field("len", &self.len)
+            .field("seed", &self.seed)
+            .field("size_bytes", &self.size_bytes())
+            .finish()
+    }
+}
+
+/// Builds a [`CuckooFilter`] for an expected item count from a target FPR, a bits-per-key budget
+/// or a fixed fingerprint width, optionally with a hash seed.
+///
+/// ```
+/// use linebloom::CuckooFilter;
+///
+/// let filter = CuckooFilter::builder(1_000_000).fpr(0.005).seed(7).build()?;
+/// assert_eq!(filter.fingerprint_bits(), 12);
+/// let wide = CuckooFilter::builder(1_000).fingerprint_bits(16).build()?;
+/// assert_eq!(wide.fingerprint_bits(), 16);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct CuckooFilterBuilder {
+    items: usize,
+    size: Size,
+    fingerprint_bits: Option<u32>,
+    seed: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Size {
+    Fpr(f64),
+    BitsPerKey(f64),
+}
+
+impl CuckooFilterBuilder {
+    /// Pick the narrowest fingerprint whose FPR at 95 % load meets `fpr` (the default is 1 %).
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.size = Size::Fpr(fpr);
+        self
+    }
+
+    /// Pick the widest fingerprint that fits `bits_per_key` bits per item at 95 % load.
+    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
+        self.size = Size::BitsPerKey(bits_per_key);
+        self
+    }
+
+    /// Use fingerprints of exactly this many bits (8, 12 or 16), whatever the FPR or bits per
+    /// key say (those are still checked for validity).
+    pub fn fingerprint_bits(mut self, bits: u32) -> Self {
+        self.fingerprint_bits = Some(bits);
+        self
+    }
+
+    /// Use this hash seed (default [`DEFAULT_SEED`]).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Builds the empty filter, with enough buckets for the items at 95 % load, or says which
+    /// parameter is out of range.
+    pub fn build(self) -> Result<CuckooFilter> {
+        check_items(self.items as u64)?;
+        let chosen = match self.size {
+            Size::Fpr(p) => fingerprint_bits_for_fpr(p),
+            Size::BitsPerKey(b) => fingerprint_bits_for_bits_per_key(b),
+        };
+        let bits = match self.fingerprint_bits {
+            Some(bits) => {
+                // A fixed width overrides the size, but a NaN or out-of-range size is still a
+                // caller's mistake worth reporting.
+                match self.size {
+                    Size::Fpr(p) => check_fpr(p)?,
+                    Size::BitsPerKey(b) => check_bits_per_key(b)?,
+                }
+                check_fingerprint_bits(bits)?;
+                bits
+            }
+            None => chosen?,
+        };
+        let buckets = buckets_for(self.items, bits)?;
+        CuckooFilter::with_buckets(buckets, bits, self.seed)
+    }
+}
+
+impl CuckooFilter {
+    /// A filter for `items` keys whose FPR at 95 % load is at most `fpr`: the narrowest
+    /// fingerprint (8, 12 or 16 bits) that meets it. An error when `fpr` is not in (0, 1) or is
+    /// below what 16-bit fingerprints reach (about 1.16e-4; use a Bloom filter there).
+    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+        Self::builder(items).fpr(fpr).build()
+    }
+
+    /// A filter for `items` keys at no more than `bits_per_key` bits per key at 95 % load: the
+    /// widest fingerprint `f` in {8, 12, 16} with `f / 0.95 <= bits_per_key`. An error below
+    /// 8 / 0.95 ≈ 8.42 bits per key. Budgets above 16.84 still get 16-bit fingerprints.
+    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+        Self::builder(items).bits_per_key(bits_per_key).build()
+    }
+
+    /// A builder for `items` expected keys (1 % FPR unless told otherwise).
+    pub fn builder(items: usize) -> CuckooFilterBuilder {
+        CuckooFilterBuilder {
+            items,
+            size: Size::Fpr(0.01),
+            fingerprint_bits: None,
+            seed: DEFAULT_SEED,
+        }
+    }
+
+    /// An empty filter of exactly `buckets` buckets (any count, not only powers of two) with
+    /// `fingerprint_bits`-bit fingerprints (8, 12 or 16).
+    pub fn with_buckets(buckets: usize, fingerprint_bits: u32, seed: u64) -> Result<Self> {
+        check_fingerprint_bits(fingerprint_bits)?;
+        let words = table_words(buckets, fingerprint_bits)?;
+        let table = bytemuck::allocation::try_zeroed_vec::<u64>(words).map_err(|_| {
+            Error::InvalidParameter {
+                name: "buckets",
+                value: buckets.to_string(),
+                allowed: "a number whose table fits in memory",
+            }
+        })?;
+        Ok(Self {
+            table,
+            buckets,
+            fingerprint_bits,
+            len: 0,
+            seed,
+        })
+    }
+
+    /// Rebuilds a filter from its table bytes (as [`table_bytes`](Self::table_bytes) returns
+    /// them) and parameters, checking everything a corrupt source could get wrong: the width,
+    /// the bucket count, the table length, and that `len` equals the number of occupied slots.
+    #[allow(
+        dead_code,
+        reason = "the serialization (format.rs) reads filters back through this"
+    )]
+    pub(crate) fn from_parts(
+        table: &[u8],
+        buckets: usize,
+        fingerprint_bits: u32,
+        len: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        check_fingerprint_bits(fingerprint_bits)?;
+        // The length check comes before the allocation, so a corrupt bucket count cannot make
+        // us reserve memory the bytes do not back.
+        let used = buckets.checked_mul(bucket_bytes(fingerprint_bits));
+        if used != Some(table.len()) {
+            return Err(Error::Corrupt(format!(
+                "a cuckoo table of {buckets} buckets of {fingerprint_bits}-bit fingerprints \
+                 cannot be {} bytes long",
+                table.len()
+            )));
+        }
+        let mut filter = Self::with_buckets(buckets, fingerprint_bits, seed)?;
+        let used = table.len();
+        bytemuck::cast_slice_mut::<u64, u8>(&mut filter.table)[..used].copy_from_slice(table);
+        let occupied = filter.count_occupied();
+        if occupied != len {
+            return Err(Error::Corrupt(format!(
+                "the cuckoo table holds {occupied} fingerprints but the filter says {len}"
+            )));
+        }
+        filter.len = len;
+        Ok(filter)
+    }
+
+    /// Adds a key. [`Error::Full`] when it cannot be placed within [`MAX_KICKS`] evictions; the
+    /// filter is then exactly as before the call (nothing lost, `len` unchanged).
+    #[inline]
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
+        self.insert_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Whether the key may have been inserted (false: it certainly was not, unless a key that
+    /// was never inserted was removed; see [`remove`](Self::remove)).
+    #[inline]
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Removes one copy of the key; false if neither of its buckets holds its fingerprint.
+    ///
+    /// Only remove keys that were inserted: a key that never was may share its fingerprint and
+    /// buckets with one that was, and removing it deletes that key's fingerprint (a false
+    /// negative from then on).
+    #[inline]
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.remove_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Adds a key given by its 64-bit hash (well mixed; see [`crate::hash`]). See
+    /// [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        by_width!(self.insert_with(hash))
+    }
+
+    /// Whether a key given by its 64-bit hash may have been inserted.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        by_width!(self.contains_with(hash))
+    }
+
+    /// Removes one copy of a key given by its 64-bit hash. See [`remove`](Self::remove).
+    #[inline]
+    pub fn remove_hash(&mut self, hash: u64) -> bool {
+        by_width!(self.remove_with(hash))
+    }
+
+    /// Looks up many pre-hashed keys at once: `out[i] = self.contains_hash(hashes[i])`. Both
+    /// buckets of a group of keys are prefetched before any is tested, so their cache misses
+    /// overlap. An error (and nothing written) when the two slices differ in length.
+    pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        if hashes.len() != out.len() {
+            return Err(Error::InvalidParameter {
+                name: "output length",
+                value: out.len().to_string(),
+                allowed: "equal to the number of hashes",
+            });
+        }
+        by_width!(self.contains_hashes_with(hashes, out));
+        Ok(())
+    }
+
+    /// Fingerprints stored (inserted minus removed keys, duplicates counted).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no fingerprint is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of fingerprint slots (4 per bucket).
+    pub fn capacity(&self) -> usize {
+        self.buckets * SLOTS_PER_BUCKET as usize
+    }
+
+    /// Occupied share of the slots, in [0, 1].
+    pub fn load_factor(&self) -> f64 {
+        self.len as f64 / self.capacity() as f64
+    }
+
+    /// Bits per fingerprint: 8, 12 or 16.
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.fingerprint_bits
+    }
+
+    /// Number of buckets (any count; not rounded to a power of two).
+    pub fn num_buckets(&self) -> usize {
+        self.buckets
+    }
+
+    /// The hash seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Bytes of filter data (the table, with its few bytes of padding).
+    pub fn size_bytes(&self) -> usize {
+        self.table.len() * std::mem::size_of::<u64>()
+    }
+
+    /// The memory cost per key of a filter filled to the 95 % target load:
+    /// `size_bytes * 8 / (0.95 * capacity)`, padding included (about `f / 0.95`).
+    pub fn bits_per_key(&self) -> f64 {
+        (self.size_bytes() * 8) as f64 / (TARGET_LOAD * self.capacity() as f64)
+    }
+
+    /// The table: bucket `b` is bytes `b * B .. (b + 1) * B` with `B = 4 * f / 8`, slot `j` is
+    /// bits `j * f .. (j + 1) * f` of the bucket read as a little-endian integer, 0 is empty.
+    /// The same bytes on every platform.
+    pub fn table_bytes(&self) -> &[u8] {
+        &self.bytes()[..self.buckets * bucket_bytes(self.fingerprint_bits)]
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        self.table.fill(0);
+        self.len = 0;
+    }
+
+    /// The FPR the model expects once `items` keys are in the filter (load `items / capacity`).
+    pub fn expected_fpr(&self, items: u64) -> f64 {
+        let load = items as f64 / self.capacity() as f64;
+        model::cuckoo_fpr(self.fingerprint_bits, SLOTS_PER_BUCKET, load)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.table)
+    }
+
+    fn count_occupied(&self) -> usize {
+        by_width!(self.count_occupied_with())
+    }
+
+    // The width-specialised paths. `by_width!` picks one per call; the match is on a field that
+    // never changes, so the branch predictor makes it free, and each body is compiled with its
+    // width as a constant (masks, shifts and bucket size fold away).
+
+    #[inline(always)]
+    fn contains_with<const F: u32>(&self, hash: u64) -> bool {
+        let (i1, fp, i2) = candidates::<F>(hash, self.buckets);
+        let t = self.bytes();
+        (matches::<F>(load::<F>(t, i1), fp) | matches::<F>(load::<F>(t, i2), fp)) != 0
+    }
+
+    fn contains_hashes_with<const F: u32>(&self, hashes: &[u64], out: &mut [bool]) {
+        let t = self.bytes();
+        let stride = bucket_bytes(F);
+        for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            let mut keys = [(0usize, 0u64, 0usize); GROUP];
+            for (key, &h) in keys.iter_mut().zip(hs) {
+                *key = candidates::<F>(h, self.buckets);
+                prefetch(&t[key.0 * stride]);
+                prefetch(&t[key.2 * stride]);
+            }
+            for (o, &(i1, fp, i2)) in os.iter_mut().zip(&keys) {
+                *o = (matches::<F>(load::<F>(t, i1), fp) | matches::<F>(load::<F>(t, i2), fp)) != 0;
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn insert_with<const F: u32>(&mut self, hash: u64) -> Result<()> {
+        let (i1, fp, i2) = candidates::<F>(hash, self.buckets);
+        let t = bytemuck::cast_slice_mut::<u64, u8>(&mut self.table);
+        if put::<F>(t, i1, fp) || put::<F>(t, i2, fp) {
+            self.len += 1;
+            return Ok(());
+        }
+        self.insert_by_eviction::<F>(hash, i1, fp, i2)
+    }
+
+    /// The slow path of an insert whose buckets are both full: a random walk of at most
+    /// [`MAX_KICKS`] evictions, undone step by step if it finds no free slot.
+    #[cold]
+    #[inline(never)]
+    fn insert_by_eviction<const F: u32>(
+        &mut self,
+        hash: u64,
+        i1: usize,
+        fp: u64,
+        i2: usize,
+    ) -> Result<()> {
+        let n = self.buckets;
+        let t = bytemuck::cast_slice_mut::<u64, u8>(&mut self.table);
+        // The walk's randomness comes from the key's own hash, so an insert is deterministic
+        // (a filter built twice from the same keys is bit-identical) without an RNG in the
+        // filter.
+        let mut state = hash;
+        let mut next_random = || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            mix64(state)
+        };
+        let mut slots = [0u8; MAX_KICKS];
+        let mut bucket = if next_random() >> 63 == 0 { i1 } else { i2 };
+        let mut carried = fp;
+        for slot in slots.iter_mut() {
+            // Look one step ahead: if a resident of this bucket can move straight to a free
+            // slot in its other bucket, that ends the walk now instead of after a random kick.
+            if make_room_by_moving_a_resident::<F>(t, bucket, carried, n) {
+                self.len += 1;
+                return Ok(());
+            }
+            *slot = (next_random() >> 62) as u8;
+            carried = swap_slot::<F>(t, bucket, u32::from(*slot), carried);
+            bucket = alt_bucket(bucket, carried, n);
+            if put::<F>(t, bucket, carried) {
+                self.len += 1;
+                return Ok(());
+            }
+        }
+        // Undo: `carried` was evicted from `alt(bucket, carried)` by the last swap; swapping it
+        // back returns the fingerprint that swap put there, and so on to the first, which
+        // returns the new key's own fingerprint.
+        for &slot in slots.iter().rev() {
+            bucket = alt_bucket(bucket, carried, n);
+            carried = swap_slot::<F>(t, bucket, u32::from(slot), carried);
+        }
+        debug_assert_eq!(
+            carried, fp,
+            "undoing the eviction walk must return the new fingerprint"
+        );
+        Err(Error::Full)
+    }
+
+    #[inline(always)]
+    fn remove_with<const F: u32>(&mut self, hash: u64) -> bool {
+        let (i1, fp, i2) = candidates::<F>(hash, self.buckets);
+        let t = bytemuck::cast_slice_mut::<u64, u8>(&mut self.table);
+        if take::<F>(t, i1, fp) || take::<F>(t, i2, fp) {
+            self.len -= 1;
+            return true;
+        }
+        false
+    }
+
+    fn count_occupied_with<const F: u32>(&self) -> usize {
+        let t = self.bytes();
+        (0..self.buckets)
+            .map(|b| {
+                let bucket = load::<F>(t, b);
+                (0..SLOTS_PER_BUCKET)
+                    .filter(|j| (bucket >> (j * F)) & lane_mask(F) != 0)
+                    .count()
+            })
+            .sum()
+    }
+}
+
+impl Filter for CuckooFilter {
+    fn kind(&self) -> FilterKind {
+        FilterKind::Cuckoo
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        CuckooFilter::insert_hash(self, hash)
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        CuckooFilter::contains_hash(self, hash)
+    }
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        CuckooFilter::contains_hashes(self, hashes, out)
+    }
+    fn size_bytes(&self) -> usize {
+        CuckooFilter::size_bytes(self)
+    }
+    fn hashes(&self) -> u32 {
+        self.fingerprint_bits
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn expected_fpr(&self, items: u64) -> f64 {
+        CuckooFilter::expected_fpr(self, items)
+    }
+}
+
+fn check_fingerprint_bits(bits: u32) -> Result<()> {
+    if !FINGERPRINT_WIDTHS.contains(&bits) {
+        return Err(Error::InvalidParameter {
+            name: "fingerprint_bits",
+            value: bits.to_string(),
+            allowed: "8, 12 or 16",
+        });
+    }
+    Ok(())
+}
+
+/// The narrowest width whose FPR at the target load meets `fpr`.
+fn fingerprint_bits_for_fpr(fpr: f64) -> Result<u32> {
+    check_fpr(fpr)?;
+    FINGERPRINT_WIDTHS
+        .into_iter()
+        .find(|&f| model::cuckoo_fpr(f, SLOTS_PER_BUCKET, TARGET_LOAD) <= fpr)
+        .ok_or_else(|| Error::InvalidParameter {
+            name: "fpr",
+            value: fpr.to_string(),
+            allowed: "at least about 1.16e-4 for a cuckoo filter (the FPR of its widest, \
+                      16-bit fingerprints at 95 % load); use a Bloom filter for lower rates",
+        })
+}
+
+/// The widest width that fits `bits_per_key` at the target load.
+fn fingerprint_bits_for_bits_per_key(bits_per_key: f64) -> Result<u32> {
+    check_bits_per_key(bits_per_key)?;
+    FINGERPRINT_WIDTHS
+        .into_iter()
+        .rev()
+        .find(|&f| f as f64 / TARGET_LOAD <= bits_per_key)
+        .ok_or_else(|| Error::InvalidParameter {
+            name: "bits_per_key",
+            value: bits_per_key.to_string(),
+            allowed: "at least 8 / 0.95 = 8.421... for a cuckoo filter (8-bit fingerprints at \
+                      95 % load)",
+        })
+}
+
+/// `ceil(items / (4 * 0.95))` buckets, exactly, after checking that the table would fit.
+fn buckets_for(items: usize, fingerprint_bits: u32) -> Result<usize> {
+    let slot_bits = fingerprint_bits as f64 / TARGET_LOAD;
+    units_for(
+        items as u64,
+        slot_bits,
+        u64::from(SLOTS_PER_BUCKET * fingerprint_bits),
+    )?;
+    let buckets =
+        (items as u128 * 100).div_ceil(u128::from(SLOTS_PER_BUCKET) * TARGET_LOAD_PERCENT);
+    // units_for bounded the table below isize::MAX bytes, so this fits.
+    Ok(buckets as usize)
+}
+
+/// Words of table storage for `buckets` buckets, or an error when there are none or too many.
+fn table_words(buckets: usize, fingerprint_bits: u32) -> Result<usize> {
+    let too_many = || Error::InvalidParameter {
+        name: "buckets",
+        value: buckets.to_string(),
+        allowed: "at least 1, and few enough that the table fits in memory",
+    };
+    if buckets == 0 {
+        return Err(too_many());
+    }
+    // A 12-bit bucket is read with one 8-byte load: 2 bytes of padding keep the last in bounds.
+    let padding = if fingerprint_bits == 12 { 2 } else { 0 };
+    let bytes = buckets
+        .checked_mul(bucket_bytes(fingerprint_bits))
+        .and_then(|b| b.checked_add(padding))
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(too_many)?;
+    Ok(bytes.div_ceil(8))
+}
+
+// ---- One bucket as a register: the SWAR seam. Everything below works on a bucket's 4 slots
+// held in the low 4f bits of a u64, lane j = bits j*f .. (j+1)*f.
+
+/// Bytes per bucket: 4, 6 or 8.
+#[inline(always)]
+const fn bucket_bytes(f: u32) -> usize {
+    (SLOTS_PER_BUCKET * f / 8) as usize
+}
+
+/// The bits of one slot.
+#[inline(always)]
+const fn lane_mask(f: u32) -> u64 {
+    (1 << f) - 1
+}
+
+/// The lowest bit of every slot: multiplying by it broadcasts a fingerprint to all four.
+#[inline(always)]
+const fn lanes_low(f: u32) -> u64 {
+    1 | 1 << f | 1 << (2 * f) | 1 << (3 * f)
+}
+
+/// The highest bit of every slot.
+#[inline(always)]
+const fn lanes_high(f: u32) -> u64 {
+    lanes_low(f) << (f - 1)
+}
+
+/// A key's first bucket, fingerprint and second bucket.
+#[inline(always)]
+fn candidates<const F: u32>(hash: u64, buckets: usize) -> (usize, u64, usize) {
+    let i1 = reduce(hash, buckets);
+    let fp = fingerprint::<F>(hash);
+    (i1, fp, alt_bucket(i1, fp, buckets))
+}
+
+/// The fingerprint: the low 32 bits of the hash mapped onto `1 ..= 2^F - 1` by multiply-shift,
+/// so it is never 0 (empty) and every non-zero value is equally likely (to 2^-16).
+#[inline(always)]
+fn fingerprint<const F: u32>(hash: u64) -> u64 {
+    (((hash & 0xFFFF_FFFF) * lane_mask(F)) >> 32) + 1
+}
+
+/// The other bucket of fingerprint `fp` sitting in `bucket`: `(h(fp) - bucket) mod n`, an
+/// involution for every `n` (see the module docs).
+#[inline(always)]
+fn alt_bucket(bucket: usize, fp: u64, buckets: usize) -> usize {
+    let h = reduce(mix64(fp), buckets);
+    let d = h.wrapping_sub(bucket);
+    if h < bucket {
+        d.wrapping_add(buckets)
+    } else {
+        d
+    }
+}
+
+/// Reads bucket `b`.
+#[inline(always)]
+fn load<const F: u32>(t: &[u8], b: usize) -> u64 {
+    let at = b * bucket_bytes(F);
+    match F {
+        8 => u64::from(u32::from_le_bytes(read::<4>(t, at))),
+        12 => u64::from_le_bytes(read::<8>(t, at)) & ((1 << 48) - 1),
+        _ => u64::from_le_bytes(read::<8>(t, at)),
+    }
+}
+
+#[inline(always)]
+fn read<const N: usize>(t: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&t[at..at + N]);
+    out
+}
+
+/// Writes bucket `b`, touching only its own bytes.
+#[inline(always)]
+fn store<const F: u32>(t: &mut [u8], b: usize, value: u64) {
+    let n = bucket_bytes(F);
+    let at = b * n;
+    t[at..at + n].copy_from_slice(&value.to_le_bytes()[..n]);
+}
+
+/// A non-zero value iff some slot of `bucket` equals `fp` (`fp = 0`: some slot is empty); its
+/// lowest set bit is the top bit of the first such slot. The classic "has a zero byte" test
+/// (Mycroft) on `bucket ^ broadcast(fp)`, on F-bit lanes: a lane above a zero lane can be flagged
+/// too (through the borrow), but never one below, so "any" and "first" are exact.
+#[inline(always)]
+fn matches<const F: u32>(bucket: u64, fp: u64) -> u64 {
+    let x = bucket ^ fp.wrapping_mul(lanes_low(F));
+    x.wrapping_sub(lanes_low(F)) & !x & lanes_high(F)
+}
+
+/// The slot whose top bit is the lowest set bit of a non-zero [`matches`] result.
+#[inline(always)]
+fn first_slot<const F: u32>(found: u64) -> u32 {
+    found.trailing_zeros() / F
+}
+
+/// Puts `fp` in the first empty slot of bucket `b`; false if it has none.
+#[inline(always)]
+fn put<const F: u32>(t: &mut [u8], b: usize, fp: u64) -> bool {
+    let bucket = load::<F>(t, b);
+    let empty = matches::<F>(bucket, 0);
+    if empty == 0 {
+        return false;
+    }
+    store::<F>(t, b, bucket | fp << (first_slot::<F>(empty) * F));
+    true
+}
+
+/// Empties the first slot of bucket `b` that holds `fp`; false if none does.
+#[inline(always)]
+fn take<const F: u32>(t: &mut [u8], b: usize, fp: u64) -> bool {
+    let bucket = load::<F>(t, b);
+    let found = matches::<F>(bucket, fp);
+    if found == 0 {
+        return false;
+    }
+    store::<F>(
+        t,
+        b,
+        bucket & !(lane_mask(F) << (first_slot::<F>(found) * F)),
+    );
+    true
+}
+
+/// Puts `fp` in slot `slot` of bucket `b` and returns what was there.
+#[inline(always)]
+fn swap_slot<const F: u32>(t: &mut [u8], b: usize, slot: u32, fp: u64) -> u64 {
+    let bucket = load::<F>(t, b);
+    let shift = slot * F;
+    store::<F>(t, b, bucket & !(lane_mask(F) << shift) | fp << shift);
+    (bucket >> shift) & lane_mask(F)
+}
+
+/// Makes room for `fp` in the full bucket `b` by moving one of its residents to a free slot of
+/// that resident's other bucket; false (and nothing changed) if no resident can move.
+#[inline(always)]
+fn make_room_by_moving_a_resident<const F: u32>(
+    t: &mut [u8],
+    b: usize,
+    fp: u64,
+    buckets: usize,
+) -> bool {
+    let bucket = load::<F>(t, b);
+    for slot in 0..SLOTS_PER_BUCKET {
+        let resident = (bucket >> (slot * F)) & lane_mask(F);
+        let other = alt_bucket(b, resident, buckets);
+        // A resident whose buckets coincide finds `b` full and stays.
+        if put::<F>(t, other, resident) {
+            swap_slot::<F>(t, b, slot, fp);
+            return true;
+        }
+    }
+    false
+}
+
+/// Hints the processor to start loading the cache line holding `byte`.
+#[inline(always)]
+fn prefetch(byte: &u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
+    // and the pointer comes from a live reference anyway.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(byte as *const u8 as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = byte;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator for the tests' random buckets.
+    fn randoms(seed: u64) -> impl Iterator<Item = u64> {
+        (0u64..).map(move |i| mix64(i ^ seed.rotate_left(32)))
+    }
+
+    #[test]
+    fn alt_is_an_involution_for_any_bucket_count() {
+        let mut ns: Vec<usize> = (1..=300).collect();
+        ns.extend([
+            1000,
+            1023,
+            1024,
+            1025,
+            999_983,
+            (1 << 32) + 1,
+            usize::MAX / 3,
+            usize::MAX,
+        ]);
+        for &n in &ns {
+            for (k, r) in randoms(n as u64).take(200).enumerate() {
+                let fp = 1 + (r >> 48) % 0xFFFF;
+                let i = if k < 2 { [0, n - 1][k] } else { reduce(r, n) };
+                let j = alt_bucket(i, fp, n);
+                assert!(j < n, "n={n} i={i} fp={fp} -> {j}");
+                assert_eq!(alt_bucket(j, fp, n), i, "n={n} i={i} fp={fp}");
+            }
+        }
+    }
+
+    #[test]
+    fn fingerprints_are_never_zero_and_fit() {
+        for f in FINGERPRINT_WIDTHS {
+            let fp = |h| match f {
+                8 => fingerprint::<8>(h),
+                12 => fingerprint::<12>(h),
+                _ => fingerprint::<16>(h),
+            };
+            for h in [
+                0,
+                1,
+                0xFFFF_FFFF,
+                u64::MAX,
+                0xFFFF_FFFF_0000_0000,
+                0x8000_0000,
+            ] {
+                assert!((1..=lane_mask(f)).contains(&fp(h)), "f={f} h={h:#x}");
+            }
+            assert_eq!(fp(0), 1);
+            assert_eq!(fp(0xFFFF_FFFF), lane_mask(f));
+        }
+    }
+
+    #[test]
+    fn twelve_bit_buckets_pack_without_touching_neighbours() {
+        let mut t = vec![0u8; 5 * 6 + 2];
+        let values = [0xFFF, 0x001, 0xABC, 0x800];
+        for b in 0..5 {
+            let mut v = 0;
+            for (j, x) in values.iter().enumerate() {
+                v |= (x ^ b as u64) << (12 * j);
+            }
+            store::<12>(&mut t, b, v);
+        }
+        for b in 0..5 {
+            let v = load::<12>(&t, b);
+            for (j, x) in values.iter().enumerate() {
+                assert_eq!((v >> (12 * j)) & 0xFFF, x ^ b as u64, "bucket {b} slot {j}");
+            }
+            assert_eq!(v >> 48, 0);
+        }
+        // Emptying a slot of bucket 2 leaves buckets 1 and 3 alone.
+        let before = t.clone();
+        assert!(take::<12>(&mut t, 2, 0xFFF ^ 2));
+        assert_eq!(t[..12], before[..12]);
+        assert_eq!(t[18..], before[18..]);
+        assert_eq!(load::<12>(&t, 2) & 0xFFF, 0);
+        // The padding after the last bucket is never written.
+        assert_eq!(t[30..], [0, 0]);
+    }
+
+    fn check_swar<const F: u32>() {
+        let mask = lane_mask(F);
+        let mut r = randoms(u64::from(F));
+        for _ in 0..20_000 {
+            // Lanes from a tiny alphabet (0, 1, max, and two randoms) so matches, empties and
+            // borrow chains (a 0 lane below a 1 lane) are all frequent.
+            let alphabet = [
+                0,
+                1,
+                mask,
+                r.next().unwrap() & mask,
+                1 + r.next().unwrap() % mask,
+            ];
+            let pick = r.next().unwrap();
+            let lanes: Vec<u64> = (0..4)
+                .map(|j| alphabet[(pick >> (8 * j)) as usize % 5])
+                .collect();
+            let bucket = lanes
+                .iter()
+                .enumerate()
+                .fold(0, |acc, (j, &x)| acc | x << (j as u32 * F));
+            for fp in alphabet {
+                let found = matches::<F>(bucket, fp);
+                let first = lanes.iter().position(|&x| x == fp);
+                assert_eq!(
+                    found != 0,
+                    first.is_some(),
+                    "F={F} lanes={lanes:x?} fp={fp:x}"
+                );
+                if let Some(first) = first {
+                    assert_eq!(
+                        first_slot::<F>(found) as usize,
+                        first,
+                        "lanes={lanes:x?} fp={fp:x}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn swar_match_agrees_with_a_scalar_scan() {
+        check_swar::<8>();
+        check_swar::<12>();
+        check_swar::<16>();
+    }
+
+    #[test]
+    fn failed_insert_leaves_the_table_bit_for_bit_unchanged() {
+        for f in FINGERPRINT_WIDTHS {
+            let mut filter = CuckooFilter::with_buckets(37, f, 1).unwrap();
+            let mut keys = randoms(u64::from(f));
+            let mut failures = 0;
+            while failures < 20 {
+                let before = filter.clone();
+                if filter.insert_hash(keys.next().unwrap()).is_err() {
+                    assert!(filter == before, "f={f}: a failed insert changed the table");
+                    failures += 1;
+                }
+            }
+            assert_eq!(filter.count_occupied(), filter.len());
+        }
+    }
+
+    #[test]
+    fn from_parts_round_trips_and_rejects_inconsistent_parts() {
+        let mut filter = CuckooFilter::with_buckets(10, 12, 5).unwrap();
+        for h in randoms(9).take(30) {
+            filter.insert_hash(h).unwrap();
+        }
+        let t = filter.table_bytes().to_vec();
+        assert_eq!(t.len(), 60);
+        let back = CuckooFilter::from_parts(&t, 10, 12, filter.len(), 5).unwrap();
+        assert!(back == filter);
+        assert!(CuckooFilter::from_parts(&t, 10, 12, filter.len() + 1, 5).is_err());
+        assert!(CuckooFilter::from_parts(&t[..59], 10, 12, filter.len(), 5).is_err());
+        assert!(CuckooFilter::from_parts(&t, 11, 12, filter.len(), 5).is_err());
+        assert!(CuckooFilter::from_parts(&t, 10, 13, filter.len(), 5).is_err());
+        assert!(CuckooFilter::from_parts(&t, 0, 12, 0, 5).is_err());
+    }
+
+    #[test]
+    fn sizing_constants_agree() {
+        assert_eq!(TARGET_LOAD_PERCENT as f64 / 100.0, TARGET_LOAD);
+        assert_eq!(buckets_for(19, 8).unwrap(), 5);
+        assert_eq!(buckets_for(20, 8).unwrap(), 6);
+        assert_eq!(buckets_for(1, 16).unwrap(), 1);
+    }
+}

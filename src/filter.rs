@@ -1,0 +1,139 @@
+//! The shape all filters share, so measurement code (the CLI, the report, the tests) can treat
+//! them alike. Each filter also has inherent methods of the same names; this trait adds nothing
+//! but a common door.
+
+use crate::error::{Error, Result};
+
+/// Which filter layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FilterKind {
+    /// [`crate::BlockedBloom`]: one cache line per key.
+    Blocked,
+    /// [`crate::ClassicBloom`]: k bits anywhere in the array.
+    Classic,
+    /// [`crate::CuckooFilter`]: fingerprints in 4-slot buckets, with delete.
+    Cuckoo,
+}
+
+impl FilterKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [FilterKind; 3] = [FilterKind::Blocked, FilterKind::Classic, FilterKind::Cuckoo];
+
+    /// The short name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FilterKind::Blocked => "blocked",
+            FilterKind::Classic => "classic",
+            FilterKind::Cuckoo => "cuckoo",
+        }
+    }
+}
+
+impl std::fmt::Display for FilterKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for FilterKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "blocked" => Ok(FilterKind::Blocked),
+            "classic" => Ok(FilterKind::Classic),
+            "cuckoo" => Ok(FilterKind::Cuckoo),
+            other => Err(Error::InvalidParameter {
+                name: "filter",
+                value: other.to_string(),
+                allowed: "one of blocked, classic, cuckoo",
+            }),
+        }
+    }
+}
+
+/// What every filter in the crate offers at the hash level.
+pub trait Filter: Send + Sync {
+    /// The layout.
+    fn kind(&self) -> FilterKind;
+    /// Adds a pre-hashed key. Bloom filters always succeed; a cuckoo filter returns
+    /// [`Error::Full`] (having lost nothing) when it cannot place the key.
+    fn insert_hash(&mut self, hash: u64) -> Result<()>;
+    /// Whether a pre-hashed key may be present.
+    fn contains_hash(&self, hash: u64) -> bool;
+    /// Batched lookup: `out[i] = contains_hash(hashes[i])`; an error if the lengths differ.
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()>;
+    /// Bytes of filter data.
+    fn size_bytes(&self) -> usize;
+    /// Probes per key (Bloom filters) or fingerprint bits (cuckoo filter).
+    fn hashes(&self) -> u32;
+    /// The hash seed.
+    fn seed(&self) -> u64;
+    /// The FPR the model expects once `items` distinct keys are in the filter.
+    fn expected_fpr(&self, items: u64) -> f64;
+}
+
+impl Filter for crate::BlockedBloom {
+    fn kind(&self) -> FilterKind {
+        FilterKind::Blocked
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        crate::BlockedBloom::insert_hash(self, hash);
+        Ok(())
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        crate::BlockedBloom::contains_hash(self, hash)
+    }
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        crate::BlockedBloom::contains_hashes(self, hashes, out)
+    }
+    fn size_bytes(&self) -> usize {
+        crate::BlockedBloom::size_bytes(self)
+    }
+    fn hashes(&self) -> u32 {
+        crate::BlockedBloom::hashes(self)
+    }
+    fn seed(&self) -> u64 {
+        crate::BlockedBloom::seed(self)
+    }
+    fn expected_fpr(&self, items: u64) -> f64 {
+        crate::BlockedBloom::expected_fpr(self, items)
+    }
+}
+
+/// How big a filter should be: a target FPR or a number of bits per key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Sizing {
+    /// Size for this false-positive rate.
+    Fpr(f64),
+    /// Size at this many bits per expected item.
+    BitsPerKey(f64),
+}
+
+/// Builds an empty filter of any kind: `hashes` fixes the probes per key (Bloom filters) or the
+/// fingerprint bits (cuckoo filter) instead of the model's choice.
+pub fn build(
+    kind: FilterKind,
+    items: usize,
+    sizing: Sizing,
+    hashes: Option<u32>,
+    seed: u64,
+) -> Result<Box<dyn Filter>> {
+    match kind {
+        FilterKind::Blocked => {
+            let mut b = crate::BlockedBloom::builder(items).seed(seed);
+            b = match sizing {
+                Sizing::Fpr(p) => b.fpr(p),
+                Sizing::BitsPerKey(c) => b.bits_per_key(c),
+            };
+            if let Some(k) = hashes {
+                b = b.hashes(k);
+            }
+            Ok(Box::new(b.build()?))
+        }
+        FilterKind::Classic | FilterKind::Cuckoo => Err(Error::InvalidParameter {
+            name: "filter",
+            value: kind.name().to_string(),
+            allowed: "blocked (the reference filters are being written)",
+        }),
+    }
+}
