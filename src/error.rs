@@ -110,7 +110,7 @@ pub(crate) fn check_fpr(fpr: f64) -> Result<()> {
 
 /// Checks a bits-per-key figure: finite, at least 1, at most [`MAX_BITS_PER_KEY`].
 pub(crate) fn check_bits_per_key(bits_per_key: f64) -> Result<()> {
-    if !(bits_per_key >= 1.0 && bits_per_key <= MAX_BITS_PER_KEY) {
+    if !(1.0..=MAX_BITS_PER_KEY).contains(&bits_per_key) {
         return Err(Error::InvalidBitsPerKey(bits_per_key));
     }
     Ok(())
@@ -123,8 +123,8 @@ pub(crate) fn units_for(items: u64, bits_per_key: f64, unit_bits: u64) -> Result
     check_bits_per_key(bits_per_key)?;
     let total_bits = items as f64 * bits_per_key;
     let units = (total_bits / unit_bits as f64).ceil().max(1.0);
-    let bytes = units * (unit_bits / 8) as f64;
-    if !(bytes < isize::MAX as f64 / 2.0) {
+    let bytes = units * unit_bits as f64 / 8.0;
+    if bytes.is_nan() || bytes >= isize::MAX as f64 / 2.0 {
         return Err(Error::TooLarge {
             items,
             bits_per_key,

@@ -130,10 +130,27 @@ pub fn build(
             }
             Ok(Box::new(b.build()?))
         }
-        FilterKind::Classic | FilterKind::Cuckoo => Err(Error::InvalidParameter {
-            name: "filter",
-            value: kind.name().to_string(),
-            allowed: "blocked (the reference filters are being written)",
-        }),
+        FilterKind::Classic => {
+            let mut b = crate::ClassicBloom::builder(items).seed(seed);
+            b = match sizing {
+                Sizing::Fpr(p) => b.fpr(p),
+                Sizing::BitsPerKey(c) => b.bits_per_key(c),
+            };
+            if let Some(k) = hashes {
+                b = b.hashes(k);
+            }
+            Ok(Box::new(b.build()?))
+        }
+        FilterKind::Cuckoo => {
+            let mut b = crate::CuckooFilter::builder(items).seed(seed);
+            b = match sizing {
+                Sizing::Fpr(p) => b.fpr(p),
+                Sizing::BitsPerKey(c) => b.bits_per_key(c),
+            };
+            if let Some(f) = hashes {
+                b = b.fingerprint_bits(f);
+            }
+            Ok(Box::new(b.build()?))
+        }
     }
 }

@@ -6,6 +6,14 @@
 //!   64-byte cache line, and all its probe bits are set and tested with one 512-bit SIMD mask.
 //!   At 10 bits/key its FPR is 0.97 % (a classic filter: 0.82 %), and a lookup costs one cache
 //!   miss instead of k.
+//! - [`ClassicBloom`], the reference: k bits anywhere in one array (enhanced double hashing).
+//!   The lowest FPR per bit of any Bloom filter, but k cache misses per lookup.
+//! - [`CuckooFilter`], the reference with delete: fingerprints in 4-slot buckets. Supports
+//!   `remove`, and below about 0.3 % FPR needs fewer bits than a Bloom filter; an insert can fail
+//!   with [`Error::Full`] (losing nothing) once the table is about 95 % full.
+//!
+//! All three share the [`Filter`] trait (hash-level insert and lookup) and the same
+//! constructors: `with_fpr(items, fpr)`, `with_bits_per_key(items, bits)` and a `builder`.
 //!
 //! Keys are hashed with xxh3-64 and a per-filter seed ([`hash`]); engines that already hashed
 //! use the `*_hash` methods. Sizing and FPR formulas live in [`model`].
@@ -20,6 +28,19 @@
 //! assert!((0..10_000u64).all(|i| filter.contains(&i)));
 //! # Ok::<(), linebloom::Error>(())
 //! ```
+//!
+//! ```
+//! use linebloom::{ClassicBloom, CuckooFilter};
+//!
+//! let mut classic = ClassicBloom::with_fpr(1_000, 0.001)?;
+//! classic.insert("k");
+//! assert!(classic.contains("k"));
+//!
+//! let mut cuckoo = CuckooFilter::with_fpr(1_000, 0.001)?;
+//! cuckoo.insert("k")?;
+//! assert!(cuckoo.remove("k"));
+//! # Ok::<(), linebloom::Error>(())
+//! ```
 
 pub mod blocked;
 pub mod classic;
@@ -32,8 +53,8 @@ pub mod model;
 pub mod report;
 
 pub use blocked::{BlockedBloom, BlockedBloomBuilder};
-pub use classic::ClassicBloom;
-pub use cuckoo::CuckooFilter;
+pub use classic::{ClassicBloom, ClassicBloomBuilder};
+pub use cuckoo::{CuckooFilter, CuckooFilterBuilder};
 pub use error::{Error, Result};
 pub use filter::{Filter, FilterKind};
 pub use hash::Key;

@@ -110,7 +110,7 @@ proptest! {
 
 #[test]
 fn bulk_insert_is_bit_identical_with_many_threads() {
-    // 1M hashes into 1.25 MB: far above the sizes below which `par_insert_hashes` stays on the
+    // 1M hashes into 1.25 MB: above the sizes below which `par_insert_hashes` stays on the
     // calling thread, with a partial last chunk and thread counts that do not divide the work.
     let hs = hashes(3, 1_000_003);
     let mut sequential = ClassicBloom::with_bits_per_key(hs.len(), 10.0).unwrap();
@@ -137,15 +137,17 @@ fn bulk_insert_is_bit_identical_with_many_threads() {
 
 #[test]
 fn bulk_insert_is_bit_identical_under_contention() {
-    // A 37 KB filter that every thread writes all over (still above the parallel cut-off), with
-    // about half its bits set at the end so that a lost OR would show.
-    let hs = hashes(4, 100_000);
-    let mut sequential = ClassicBloom::with_bits(300_007, 2, 5).unwrap();
+    // A filter just above the 1 MiB below which `par_insert_hashes` stays on one thread, with 16
+    // probes per key so that threads often write the same words at once, and about half its
+    // bits set at the end so that a lost OR would show.
+    let bits = 64 * (1 << 17) + 13;
+    let hs = hashes(4, 400_000);
+    let mut sequential = ClassicBloom::with_bits(bits, 16, 5).unwrap();
     sequential.insert_hashes(&hs);
-    let ones = sequential.count_ones() as f64 / 300_007.0;
+    let ones = sequential.count_ones() as f64 / bits as f64;
     assert!((0.4..0.6).contains(&ones), "fill {ones}");
     for threads in [2, 4] {
-        let mut bulk = ClassicBloom::with_bits(300_007, 2, 5).unwrap();
+        let mut bulk = ClassicBloom::with_bits(bits, 16, 5).unwrap();
         pool(threads).install(|| bulk.par_insert_hashes(&hs));
         assert_eq!(bulk.words(), sequential.words(), "{threads} threads");
     }
