@@ -238,7 +238,6 @@ impl ClassicBloom {
     /// Rebuilds a filter from its raw words (as [`words`](Self::words) returns them) and
     /// parameters, checking that they agree: one word per 64 bits and no bit set past
     /// `num_bits`. Deserialisation (`crate::format`) builds filters through it.
-    #[allow(dead_code)] // read by the serialized format, which lands next
     pub(crate) fn from_parts(
         words: Vec<u64>,
         num_bits: u64,

@@ -118,39 +118,7 @@ pub fn build(
     hashes: Option<u32>,
     seed: u64,
 ) -> Result<Box<dyn Filter>> {
-    match kind {
-        FilterKind::Blocked => {
-            let mut b = crate::BlockedBloom::builder(items).seed(seed);
-            b = match sizing {
-                Sizing::Fpr(p) => b.fpr(p),
-                Sizing::BitsPerKey(c) => b.bits_per_key(c),
-            };
-            if let Some(k) = hashes {
-                b = b.hashes(k);
-            }
-            Ok(Box::new(b.build()?))
-        }
-        FilterKind::Classic => {
-            let mut b = crate::ClassicBloom::builder(items).seed(seed);
-            b = match sizing {
-                Sizing::Fpr(p) => b.fpr(p),
-                Sizing::BitsPerKey(c) => b.bits_per_key(c),
-            };
-            if let Some(k) = hashes {
-                b = b.hashes(k);
-            }
-            Ok(Box::new(b.build()?))
-        }
-        FilterKind::Cuckoo => {
-            let mut b = crate::CuckooFilter::builder(items).seed(seed);
-            b = match sizing {
-                Sizing::Fpr(p) => b.fpr(p),
-                Sizing::BitsPerKey(c) => b.bits_per_key(c),
-            };
-            if let Some(f) = hashes {
-                b = b.fingerprint_bits(f);
-            }
-            Ok(Box::new(b.build()?))
-        }
-    }
+    Ok(Box::new(crate::format::AnyFilter::new(
+        kind, items, sizing, hashes, seed,
+    )?))
 }

@@ -22,6 +22,34 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 /// processes can exchange filters without agreeing on anything else. See the README on seeds.
 pub const DEFAULT_SEED: u64 = 0x6c69_6e65_626c_6f6d; // "linebloom"
 
+/// A fresh, unpredictable seed for a filter that must resist chosen keys.
+///
+/// With the fixed [`DEFAULT_SEED`], anyone who knows this crate can compute offline which keys
+/// land on the same bits, and feed a deployment keys that are false positives everywhere (or
+/// that pile into a few lines). A per-filter random seed makes that precomputation useless. The
+/// seed is stored in the serialized format ([`crate::format`]), so a saved filter reads back
+/// with whatever seed it was built with; the cost is that two filters only combine
+/// (`union`, `intersect`) or answer alike when they share a seed.
+///
+/// The value comes from the standard library's `RandomState` (SipHash keyed from the operating
+/// system's randomness) fed a process-wide counter and the clock, then remixed: not a
+/// cryptographic key, but unknown to an attacker who cannot read the process's memory, and
+/// distinct across calls. No dependency beyond `std`.
+pub fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // The counter makes two calls in the same clock tick differ even if `RandomState` reused
+    // its keys (it does within a thread, only incrementing them).
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.write_u128(nanos);
+    mix64(hasher.finish())
+}
+
 /// A key that a filter can hash. Implemented for byte-like types and all primitive integers.
 pub trait Key {
     /// The 64-bit hash of this key under `seed`.
@@ -176,6 +204,13 @@ mod tests {
         assert_eq!(hash_bytes(b"", 0), 0x2d06_8005_38d3_94c2);
         assert_eq!(mix64(0), 0);
         assert_eq!(mix64(1), 0x2308_5d6f_7a56_9905);
+    }
+
+    #[test]
+    fn random_seeds_differ() {
+        let seeds: std::collections::HashSet<u64> = (0..1000).map(|_| random_seed()).collect();
+        assert_eq!(seeds.len(), 1000);
+        assert!(!seeds.contains(&DEFAULT_SEED));
     }
 
     #[test]

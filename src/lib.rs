@@ -47,14 +47,16 @@ pub mod classic;
 pub mod cuckoo;
 pub mod error;
 pub mod filter;
+pub mod format;
 pub mod hash;
 pub mod model;
 #[cfg(feature = "cli")]
 pub mod report;
 
-pub use blocked::{BlockedBloom, BlockedBloomBuilder};
+pub use blocked::{AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef};
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
 pub use cuckoo::{CuckooFilter, CuckooFilterBuilder};
 pub use error::{Error, Result};
 pub use filter::{Filter, FilterKind};
+pub use format::AnyFilter;
 pub use hash::Key;

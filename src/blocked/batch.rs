@@ -46,38 +46,12 @@ impl BlockedBloom {
     /// cache, because the memory misses of each group of keys overlap. An error (and nothing
     /// written) when the two slices differ in length.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        check_same_len(hashes.len(), out.len())?;
-        let lines = &self.lines[..];
-        let k = self.hashes;
-        for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
-            let mut idx = [0usize; GROUP];
-            for (slot, &h) in idx.iter_mut().zip(hs) {
-                *slot = line_index(h, lines.len());
-                prefetch(&lines[*slot]);
-            }
-            for ((o, &h), &i) in os.iter_mut().zip(hs).zip(&idx) {
-                *o = lines[i].test(mask_for(h, k));
-            }
-        }
-        Ok(())
+        contains_hashes_in(&self.lines, self.hashes, hashes, out)
     }
 
     /// Counts how many of the pre-hashed keys may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
-        let lines = &self.lines[..];
-        let k = self.hashes;
-        let mut found = 0;
-        for hs in hashes.chunks(GROUP) {
-            let mut idx = [0usize; GROUP];
-            for (slot, &h) in idx.iter_mut().zip(hs) {
-                *slot = line_index(h, lines.len());
-                prefetch(&lines[*slot]);
-            }
-            for (&h, &i) in hs.iter().zip(&idx) {
-                found += usize::from(lines[i].test(mask_for(h, k)));
-            }
-        }
-        found
+        count_contained_in(&self.lines, self.hashes, hashes)
     }
 
     /// Inserts many pre-hashed keys on this thread, prefetching each group's lines first.
@@ -124,6 +98,48 @@ impl BlockedBloom {
                 });
         }
     }
+}
+
+/// The batched lookup over any run of lines with `k` probes per key: the one implementation
+/// behind [`BlockedBloom::contains_hashes`] and the zero-copy view's. An error (and nothing
+/// written) when the two slices differ in length.
+pub(crate) fn contains_hashes_in(
+    lines: &[Line],
+    k: u32,
+    hashes: &[u64],
+    out: &mut [bool],
+) -> Result<()> {
+    check_same_len(hashes.len(), out.len())?;
+    for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+        let idx = prefetch_group(lines, hs);
+        for ((o, &h), &i) in os.iter_mut().zip(hs).zip(&idx) {
+            *o = lines[i].test(mask_for(h, k));
+        }
+    }
+    Ok(())
+}
+
+/// How many of `hashes` may be in `lines`, with the batched lookup.
+pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usize {
+    let mut found = 0;
+    for hs in hashes.chunks(GROUP) {
+        let idx = prefetch_group(lines, hs);
+        for (&h, &i) in hs.iter().zip(&idx) {
+            found += usize::from(lines[i].test(mask_for(h, k)));
+        }
+    }
+    found
+}
+
+/// The line of each hash of a group (at most [`GROUP`]), each prefetched.
+#[inline(always)]
+fn prefetch_group(lines: &[Line], hashes: &[u64]) -> [usize; GROUP] {
+    let mut idx = [0usize; GROUP];
+    for (slot, &h) in idx.iter_mut().zip(hashes) {
+        *slot = line_index(h, lines.len());
+        prefetch(&lines[*slot]);
+    }
+    idx
 }
 
 /// Inserts `hashes` into `lines`, which hold the filter's lines `first..first + lines.len()` of

@@ -7,16 +7,25 @@
 //! chosen, and [`crate::model::blocked_fpr`] for its exact FPR model).
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
-//! batched (prefetching) lookups and the rayon bulk insert.
+//! batched (prefetching) lookups and the rayon bulk insert, `atomic.rs` the `&self`-insert
+//! variant, `view.rs` the zero-copy view over serialized bytes, and `setops.rs` union,
+//! intersection and the estimates from the fill. The byte layout itself is `crate::format`'s.
 
+mod atomic;
 mod batch;
+mod pages;
+mod setops;
 pub mod simd;
+mod view;
 
+pub use atomic::AtomicBlockedBloom;
 pub use simd::{LINE_BITS, Line, MAX_HASHES};
+pub use view::{AlignedBytes, BlockedBloomRef};
 
 use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
+use pages::LineBuf;
 use simd::mask_for;
 
 /// A register-blocked Bloom filter: one cache line per key.
@@ -33,7 +42,7 @@ use simd::mask_for;
 /// ```
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct BlockedBloom {
-    lines: Vec<Line>,
+    lines: LineBuf,
     hashes: u32,
     seed: u64,
 }
@@ -131,23 +140,20 @@ impl BlockedBloom {
     pub fn with_lines(lines: usize, hashes: u32, seed: u64) -> Result<Self> {
         check_hashes(hashes)?;
         Ok(Self {
-            lines: zeroed_lines(lines)?,
+            lines: {
+                check_line_count(lines)?;
+                LineBuf::zeroed(lines)?
+            },
             hashes,
             seed,
         })
     }
 
     /// Rebuilds a filter from its parts (used by deserialisation and the atomic variant).
-    #[allow(dead_code)] // read by the serialized format, which lands next
-    pub(crate) fn from_parts(lines: Vec<Line>, hashes: u32, seed: u64) -> Result<Self> {
+    pub(crate) fn from_parts(lines: impl Into<LineBuf>, hashes: u32, seed: u64) -> Result<Self> {
+        let lines = lines.into();
         check_hashes(hashes)?;
-        if lines.is_empty() {
-            return Err(Error::InvalidParameter {
-                name: "lines",
-                value: "0".into(),
-                allowed: "at least 1",
-            });
-        }
+        check_line_count(lines.len())?;
         Ok(Self {
             lines,
             hashes,
@@ -216,6 +222,14 @@ impl BlockedBloom {
         self.lines.iter().map(|l| l.count_ones() as u64).sum()
     }
 
+    /// Bytes of this filter the kernel backs with transparent huge pages right now (Linux;
+    /// `None` elsewhere). Filters of at least 8 MiB ask for them when
+    /// allocated; the kernel may still decline (THP `never`, fragmented memory), and pages are
+    /// only backed once touched. Set `LINEBLOOM_NO_HUGE_PAGES` to not ask.
+    pub fn huge_page_bytes(&self) -> Option<usize> {
+        self.lines.huge_page_bytes()
+    }
+
     /// Removes every key.
     pub fn clear(&mut self) {
         self.lines.fill(Line::ZERO);
@@ -247,9 +261,19 @@ pub(crate) fn check_hashes(hashes: u32) -> Result<()> {
     Ok(())
 }
 
-/// Allocates `n` zeroed lines without touching them (the allocator hands out zeroed pages), or
-/// an error when the memory cannot be had.
+/// Allocates `n` zeroed lines on the heap without writing them, or an error when the memory
+/// cannot be had. (A filter's own lines come from `LineBuf::zeroed`, which puts large filters on
+/// huge pages.)
 pub(crate) fn zeroed_lines(n: usize) -> Result<Vec<Line>> {
+    check_line_count(n)?;
+    bytemuck::allocation::try_zeroed_vec::<Line>(n).map_err(|_| Error::InvalidParameter {
+        name: "lines",
+        value: n.to_string(),
+        allowed: "a number whose 64-byte lines fit in memory",
+    })
+}
+
+fn check_line_count(n: usize) -> Result<()> {
     if n == 0 {
         return Err(Error::InvalidParameter {
             name: "lines",
@@ -257,9 +281,5 @@ pub(crate) fn zeroed_lines(n: usize) -> Result<Vec<Line>> {
             allowed: "at least 1",
         });
     }
-    bytemuck::allocation::try_zeroed_vec::<Line>(n).map_err(|_| Error::InvalidParameter {
-        name: "lines",
-        value: n.to_string(),
-        allowed: "a number whose 64-byte lines fit in memory",
-    })
+    Ok(())
 }

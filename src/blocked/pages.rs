@@ -1,0 +1,206 @@
+//! Where a filter's lines live: on the heap, or, for large filters on Linux, in an anonymous
+//! mapping backed by transparent huge pages.
+//!
+//! A lookup in a filter far larger than the cache is one cache miss *and*, with 4 KiB pages, a
+//! TLB miss (a 512 MiB filter spans 131 072 pages; the L2 TLB holds a few thousand). With 2 MiB
+//! pages the same filter spans 256, so most page walks disappear. This machine's
+//! transparent-huge-page mode is `madvise`: the kernel uses huge pages only where asked, and only
+//! for 2 MiB-aligned ranges it has not yet backed with small pages. A `Vec<Line>` cannot give
+//! that: the allocator zeroes 64-byte-aligned blocks by writing them, so every page is backed
+//! before any advice could be given. So filters of at least [`HUGE_PAGE_MIN_BYTES`] get a fresh
+//! mapping (zeroed by the kernel, untouched), 2 MiB-aligned, advised `MADV_HUGEPAGE` before use.
+//! Measured effect: README, "Performance".
+
+use std::ops::{Deref, DerefMut};
+
+use super::Line;
+use crate::error::{Error, Result};
+
+/// Filters smaller than this stay on the heap (they fit in a few TLB entries anyway).
+pub const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
+
+#[cfg(target_os = "linux")]
+const HUGE_PAGE: usize = 2 << 20;
+
+/// The lines of one filter.
+pub(crate) enum LineBuf {
+    Heap(Vec<Line>),
+    #[cfg(target_os = "linux")]
+    Mapped {
+        map: memmap2::MmapMut,
+        offset: usize,
+        lines: usize,
+    },
+}
+
+impl LineBuf {
+    /// `n` zeroed lines, on huge pages where that applies. Setting `LINEBLOOM_NO_HUGE_PAGES`
+    /// keeps every filter on the heap (to measure the difference).
+    pub(crate) fn zeroed(n: usize) -> Result<Self> {
+        let too_large = || Error::InvalidParameter {
+            name: "lines",
+            value: n.to_string(),
+            allowed: "a number whose 64-byte lines fit in memory",
+        };
+        let bytes = n
+            .checked_mul(std::mem::size_of::<Line>())
+            .ok_or_else(too_large)?;
+        #[cfg(target_os = "linux")]
+        if bytes >= HUGE_PAGE_MIN_BYTES
+            && std::env::var_os("LINEBLOOM_NO_HUGE_PAGES").is_none()
+            && let Ok(buf) = Self::mapped(n, bytes)
+        {
+            return Ok(buf);
+        }
+        let _ = bytes;
+        bytemuck::allocation::try_zeroed_vec::<Line>(n)
+            .map(LineBuf::Heap)
+            .map_err(|_| too_large())
+    }
+
+    #[cfg(target_os = "linux")]
+    fn mapped(lines: usize, bytes: usize) -> std::io::Result<Self> {
+        let map = memmap2::MmapMut::map_anon(bytes + HUGE_PAGE)?;
+        let start = map.as_ptr() as usize;
+        let offset = start.next_multiple_of(HUGE_PAGE) - start;
+        // Advice is best effort: without it the filter still works, on small pages.
+        let _ = map.advise_range(memmap2::Advice::HugePage, offset, bytes);
+        Ok(LineBuf::Mapped { map, offset, lines })
+    }
+
+    /// Whether the lines live in a huge-page-advised mapping.
+    pub(crate) fn is_mapped(&self) -> bool {
+        !matches!(self, LineBuf::Heap(_))
+    }
+
+    /// Bytes of the lines the kernel backs with huge pages right now, from `/proc/self/smaps`
+    /// (`AnonHugePages` of the mappings that overlap the lines); `None` where that cannot be read.
+    pub(crate) fn huge_page_bytes(&self) -> Option<usize> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let start = self.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(&**self);
+        let mut total = 0;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line.split_once(' ').and_then(|(r, _)| r.split_once('-'));
+            if let Some((lo, hi)) = range
+                && let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+            {
+                inside = lo < end && hi > start;
+                continue;
+            }
+            if let (true, Some(kb)) = (inside, line.strip_prefix("AnonHugePages:")) {
+                let kb: usize = kb.trim().trim_end_matches("kB").trim().parse().ok()?;
+                total += kb * 1024;
+            }
+        }
+        Some(total.min(end - start))
+    }
+}
+
+impl From<Vec<Line>> for LineBuf {
+    fn from(v: Vec<Line>) -> Self {
+        LineBuf::Heap(v)
+    }
+}
+
+impl FromIterator<Line> for LineBuf {
+    fn from_iter<I: IntoIterator<Item = Line>>(iter: I) -> Self {
+        LineBuf::Heap(iter.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a LineBuf {
+    type Item = &'a Line;
+    type IntoIter = std::slice::Iter<'a, Line>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Deref for LineBuf {
+    type Target = [Line];
+    fn deref(&self) -> &[Line] {
+        match self {
+            LineBuf::Heap(v) => v,
+            #[cfg(target_os = "linux")]
+            LineBuf::Mapped { map, offset, lines } => {
+                // The mapping is page-aligned and `offset` a multiple of 2 MiB, so the cast's
+                // alignment check cannot fail; its length is exact by construction.
+                bytemuck::cast_slice(&map[*offset..*offset + lines * std::mem::size_of::<Line>()])
+            }
+        }
+    }
+}
+
+impl DerefMut for LineBuf {
+    fn deref_mut(&mut self) -> &mut [Line] {
+        match self {
+            LineBuf::Heap(v) => v,
+            #[cfg(target_os = "linux")]
+            LineBuf::Mapped { map, offset, lines } => bytemuck::cast_slice_mut(
+                &mut map[*offset..*offset + *lines * std::mem::size_of::<Line>()],
+            ),
+        }
+    }
+}
+
+impl Clone for LineBuf {
+    fn clone(&self) -> Self {
+        match LineBuf::zeroed(self.len()) {
+            Ok(mut copy) => {
+                copy.copy_from_slice(self);
+                copy
+            }
+            // Same size as a buffer that exists; if even that fails, the heap copy below
+            // reports it the way `Vec` does.
+            Err(_) => LineBuf::Heap(self.to_vec()),
+        }
+    }
+}
+
+impl PartialEq for LineBuf {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for LineBuf {}
+
+impl std::fmt::Debug for LineBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} lines{}",
+            self.len(),
+            if self.is_mapped() {
+                " (huge-page mapping)"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_and_heap_buffers_behave_alike() {
+        let n = HUGE_PAGE_MIN_BYTES / 64 + 3;
+        let mut big = LineBuf::zeroed(n).unwrap();
+        let mut small = LineBuf::Heap(vec![Line::ZERO; n]);
+        assert_eq!(big.len(), n);
+        assert!(big.iter().all(|l| *l == Line::ZERO));
+        assert_eq!(big.as_ptr() as usize % 64, 0);
+        big[n - 1].0[3] = 7;
+        small[n - 1].0[3] = 7;
+        assert_eq!(big, small);
+        let copy = big.clone();
+        assert_eq!(copy, big);
+        assert_eq!(copy, small);
+        assert!(big.huge_page_bytes().is_some() || cfg!(not(target_os = "linux")));
+    }
+}

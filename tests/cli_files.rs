@@ -1,0 +1,295 @@
+//! `linebloom build`, `query` and `stats` driven through the built binary: the round trip for
+//! every kind, and the exit codes and single-line messages of every failure.
+#![cfg(feature = "cli")]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn linebloom() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_linebloom"))
+}
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("linebloom-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit code 2 with exactly one line on standard error and no panic.
+fn assert_usage_failure(o: &Output, mentions: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "stderr: {err}");
+    assert!(!err.contains("panicked"), "stderr: {err}");
+    assert!(err.contains(mentions), "expected {mentions:?} in: {err}");
+}
+
+fn write_keys(dir: &Path, n: usize) -> PathBuf {
+    let path = dir.join("keys.txt");
+    let mut text = String::new();
+    for i in 0..n {
+        // Mixed line ends: a "\r\n" line gives the same key as a "\n" line.
+        text.push_str(&format!(
+            "user:{i}{}",
+            if i % 3 == 0 { "\r\n" } else { "\n" }
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn build(dir: &Path, kind: &str, keys: &Path, extra: &[&str]) -> (Output, PathBuf) {
+    let out = dir.join(format!("{kind}.lbf"));
+    let o = run(linebloom()
+        .args(["build", "--filter", kind, "--input"])
+        .arg(keys)
+        .arg("--output")
+        .arg(&out)
+        .args(extra));
+    (o, out)
+}
+
+#[test]
+fn build_query_stats_for_every_kind() {
+    let dir = scratch("roundtrip");
+    let keys = write_keys(&dir, 2_000);
+    let probes = dir.join("probes.txt");
+    let probe_text: String = (0..2_000)
+        .step_by(7)
+        .map(|i| format!("user:{i}\n"))
+        .chain((0..500).map(|i| format!("absent:{i}\r\n")))
+        .collect();
+    std::fs::write(&probes, &probe_text).unwrap();
+
+    for (kind, size) in [
+        ("blocked", ["--fpr", "0.01"]),
+        ("classic", ["--bits-per-key", "10"]),
+        ("cuckoo", ["--fpr", "0.01"]),
+    ] {
+        let (o, filter) = build(&dir, kind, &keys, &size);
+        assert!(o.status.success(), "{kind}: {}", stderr(&o));
+        assert!(filter.exists());
+        assert!(
+            !dir.read_dir().unwrap().any(|e| e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".tmp")),
+            "{kind}: a temporary file was left behind"
+        );
+
+        // Keys from a file: every inserted key answers yes, in input order.
+        let o = run(linebloom()
+            .arg("query")
+            .arg(&filter)
+            .arg("--input")
+            .arg(&probes));
+        assert!(o.status.success(), "{kind}: {}", stderr(&o));
+        let text = stdout(&o);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 286 + 500, "{kind}");
+        for (line, i) in lines.iter().zip((0..2_000).step_by(7)) {
+            assert_eq!(*line, format!("user:{i}\tyes"), "{kind}");
+        }
+        let false_positives = lines[286..].iter().filter(|l| l.ends_with("\tyes")).count();
+        assert!(false_positives < 25, "{kind}: {false_positives} of 500");
+        assert!(lines[286..].iter().all(|l| l.starts_with("absent:")));
+
+        // Keys from standard input.
+        let mut child = linebloom()
+            .arg("query")
+            .arg(&filter)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"user:3\nuser:1999\r\n")
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{kind}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "user:3\tyes\nuser:1999\tyes\n", "{kind}");
+
+        // Stats, as a table and as JSON.
+        let o = run(linebloom().arg("stats").arg(&filter));
+        assert!(o.status.success(), "{kind}: {}", stderr(&o));
+        let table = stdout(&o);
+        for field in [
+            "filter",
+            "seed",
+            "bytes",
+            "bits per key",
+            "fill ratio",
+            "estimated items",
+        ] {
+            assert!(table.contains(field), "{kind}: no {field:?} in\n{table}");
+        }
+        let o = run(linebloom().arg("stats").arg(&filter).arg("--json"));
+        assert!(o.status.success(), "{kind}: {}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(json["filter"], kind);
+        // The Bloom filters record the keys read; the cuckoo filter its stored fingerprints
+        // (keys it already reported present, false positives included, take no slot).
+        let recorded = json["recorded_items"].as_u64().unwrap();
+        assert!(recorded <= 2_000 && recorded > 1_980, "{kind}: {recorded}");
+        let estimated = json["estimated_items"].as_f64().unwrap();
+        assert!((estimated - 2_000.0).abs() < 100.0, "{kind}: {estimated}");
+        let fpr = json["current_fpr"].as_f64().unwrap();
+        assert!(fpr > 0.0 && fpr < 0.03, "{kind}: {fpr}");
+        let fill = json["fill_ratio"].as_f64().unwrap();
+        assert!(fill > 0.0 && fill < 1.0, "{kind}: {fill}");
+        assert!(json["bits_per_key"].as_f64().unwrap() > 5.0);
+        assert!(json["bytes"].as_u64().unwrap() > 1_000);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn seed_items_and_hashes_are_honoured() {
+    let dir = scratch("options");
+    let keys = write_keys(&dir, 300);
+    let (o, filter) = build(
+        &dir,
+        "blocked",
+        &keys,
+        &[
+            "--bits-per-key",
+            "12",
+            "--hashes",
+            "5",
+            "--seed",
+            "1234",
+            "--items",
+            "1000",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(linebloom().arg("stats").arg(&filter).arg("--json"));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["seed"], 1234);
+    assert_eq!(json["hashes"], 5);
+    // 1000 items at 12 bits: 12 000 bits, 24 lines.
+    assert_eq!(json["lines"], 24);
+    assert_eq!(json["recorded_items"], 300);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_empty_key_file_builds_an_empty_filter() {
+    let dir = scratch("empty");
+    let keys = dir.join("none.txt");
+    std::fs::write(&keys, "").unwrap();
+    let (o, filter) = build(&dir, "blocked", &keys, &["--fpr", "0.01"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(linebloom()
+        .arg("query")
+        .arg(&filter)
+        .arg("--input")
+        .arg(&keys));
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), "");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn failures_exit_2_with_one_line() {
+    let dir = scratch("failures");
+    let keys = write_keys(&dir, 100);
+    let (o, filter) = build(&dir, "blocked", &keys, &["--fpr", "0.01"]);
+    assert!(o.status.success());
+
+    // Missing files.
+    let missing = dir.join("missing.txt");
+    let (o, _) = build(&dir, "classic", &missing, &["--fpr", "0.01"]);
+    assert_usage_failure(&o, "missing.txt");
+    let o = run(linebloom().arg("query").arg(&missing));
+    assert_usage_failure(&o, "missing.txt");
+    let o = run(linebloom().arg("stats").arg(&missing));
+    assert_usage_failure(&o, "missing.txt");
+    let o = run(linebloom()
+        .arg("query")
+        .arg(&filter)
+        .arg("--input")
+        .arg(&missing));
+    assert_usage_failure(&o, "missing.txt");
+
+    // A corrupt filter (one flipped bit), a truncated one, and something else entirely.
+    let bytes = std::fs::read(&filter).unwrap();
+    let mut flipped = bytes.clone();
+    flipped[100] ^= 4;
+    let corrupt = dir.join("corrupt.lbf");
+    std::fs::write(&corrupt, &flipped).unwrap();
+    let truncated = dir.join("truncated.lbf");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    for cmd in ["query", "stats"] {
+        let o = run(linebloom().arg(cmd).arg(&corrupt));
+        assert_usage_failure(&o, "checksum mismatch");
+        let o = run(linebloom().arg(cmd).arg(&truncated));
+        assert_usage_failure(&o, "truncated");
+        let o = run(linebloom().arg(cmd).arg(&keys));
+        assert_usage_failure(&o, "magic");
+    }
+
+    // Bad sizes.
+    let (o, _) = build(&dir, "blocked", &keys, &["--fpr", "2"]);
+    assert_usage_failure(&o, "false-positive rate");
+    let (o, _) = build(
+        &dir,
+        "blocked",
+        &keys,
+        &["--bits-per-key", "10", "--hashes", "40"],
+    );
+    assert_usage_failure(&o, "hashes");
+
+    // An output path that cannot be created.
+    let o = run(linebloom()
+        .args(["build", "--filter", "blocked", "--fpr", "0.01", "--input"])
+        .arg(&keys)
+        .arg("--output")
+        .arg(dir.join("no/such/dir/f.lbf")));
+    assert_usage_failure(&o, "cannot create");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_full_cuckoo_filter_exits_1() {
+    let dir = scratch("full");
+    let keys = write_keys(&dir, 2_000);
+    let (o, out) = build(&dir, "cuckoo", &keys, &["--fpr", "0.01", "--items", "100"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("full"), "{err}");
+    assert!(!err.contains("panicked"));
+    assert!(!out.exists(), "no filter is written after a failed build");
+    // Repeated keys take no extra slots: a file of one key 100 times fits a tiny filter.
+    let repeated = dir.join("repeated.txt");
+    std::fs::write(&repeated, "same\n".repeat(100)).unwrap();
+    let (o, _) = build(
+        &dir,
+        "cuckoo",
+        &repeated,
+        &["--fpr", "0.01", "--items", "1"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
