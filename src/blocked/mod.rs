@@ -140,10 +140,7 @@ impl BlockedBloom {
     pub fn with_lines(lines: usize, hashes: u32, seed: u64) -> Result<Self> {
         check_hashes(hashes)?;
         Ok(Self {
-            lines: {
-                check_line_count(lines)?;
-                LineBuf::zeroed(lines)?
-            },
+            lines: zeroed_lines(lines)?,
             hashes,
             seed,
         })
@@ -261,16 +258,12 @@ pub(crate) fn check_hashes(hashes: u32) -> Result<()> {
     Ok(())
 }
 
-/// Allocates `n` zeroed lines on the heap without writing them, or an error when the memory
-/// cannot be had. (A filter's own lines come from `LineBuf::zeroed`, which puts large filters on
-/// huge pages.)
-pub(crate) fn zeroed_lines(n: usize) -> Result<Vec<Line>> {
+/// Allocates `n` zeroed lines without writing them (fresh pages from the allocator or the
+/// kernel; huge pages for large filters, see `pages.rs`), or an error when the memory cannot be
+/// had or `n` is 0.
+pub(crate) fn zeroed_lines(n: usize) -> Result<LineBuf> {
     check_line_count(n)?;
-    bytemuck::allocation::try_zeroed_vec::<Line>(n).map_err(|_| Error::InvalidParameter {
-        name: "lines",
-        value: n.to_string(),
-        allowed: "a number whose 64-byte lines fit in memory",
-    })
+    LineBuf::zeroed(n)
 }
 
 fn check_line_count(n: usize) -> Result<()> {
