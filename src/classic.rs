@@ -54,6 +54,7 @@
 //! # Ok::<(), linebloom::Error>(())
 //! ```
 
+use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -489,20 +490,6 @@ fn check_hashes(hashes: u32) -> Result<()> {
         });
     }
     Ok(())
-}
-
-/// Hints the processor to start loading `word` into cache.
-#[inline(always)]
-fn prefetch(word: &AtomicU64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
-    // and the pointer comes from a live reference anyway.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(word as *const AtomicU64 as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
 }
 
 impl Clone for ClassicBloom {

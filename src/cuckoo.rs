@@ -87,6 +87,7 @@ use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, un
 use crate::filter::{Filter, FilterKind};
 use crate::hash::{DEFAULT_SEED, Key, mix64, reduce};
 use crate::model;
+use crate::prefetch::prefetch;
 
 /// Fingerprint slots per bucket.
 pub const SLOTS_PER_BUCKET: u32 = 4;
@@ -812,20 +813,6 @@ fn make_room_by_moving_a_resident<const F: u32>(
         }
     }
     false
-}
-
-/// Hints the processor to start loading the cache line holding `byte`.
-#[inline(always)]
-fn prefetch(byte: &u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
-    // and the pointer comes from a live reference anyway.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(byte as *const u8 as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = byte;
 }
 
 #[cfg(test)]

@@ -50,6 +50,7 @@ pub mod filter;
 pub mod format;
 pub mod hash;
 pub mod model;
+mod prefetch;
 #[cfg(feature = "cli")]
 pub mod report;
 

@@ -7,6 +7,7 @@
 //! contiguous run of lines and writes it without atomics; since OR is commutative the result is
 //! bit-identical to inserting the same hashes one by one.
 
+use crate::prefetch::prefetch;
 use rayon::prelude::*;
 
 use super::simd::{Line, mask_for};
@@ -25,20 +26,6 @@ const BULK_BLOCK: usize = 1 << 20;
 /// Below this many hashes the bulk insert runs sequentially: the partition would cost more
 /// than the threads win.
 const BULK_MIN: usize = 1 << 14;
-
-/// Hints the processor to start loading `line` into cache.
-#[inline(always)]
-fn prefetch(line: &Line) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
-    // and the pointer comes from a live reference anyway.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(line as *const Line as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = line;
-}
 
 impl BlockedBloom {
     /// Looks up many pre-hashed keys at once: `out[i] = self.contains_hash(hashes[i])`.
