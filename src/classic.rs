@@ -54,6 +54,7 @@
 //! # Ok::<(), linebloom::Error>(())
 //! ```
 
+use crate::filter::Sizing;
 use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -134,27 +135,28 @@ pub struct ClassicBloom {
 #[derive(Clone, Debug)]
 pub struct ClassicBloomBuilder {
     items: usize,
-    size: Size,
+    size: Sizing,
     hashes: Option<u32>,
     seed: u64,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Size {
-    Fpr(f64),
-    BitsPerKey(f64),
 }
 
 impl ClassicBloomBuilder {
     /// Size the filter for this false-positive rate (the default is 1 %).
     pub fn fpr(mut self, fpr: f64) -> Self {
-        self.size = Size::Fpr(fpr);
+        self.size = Sizing::Fpr(fpr);
         self
     }
 
     /// Size the filter at this many bits per expected item.
     pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
-        self.size = Size::BitsPerKey(bits_per_key);
+        self.size = Sizing::BitsPerKey(bits_per_key);
+        self
+    }
+
+    /// Size the filter by either measure (what [`fpr`](Self::fpr) and
+    /// [`bits_per_key`](Self::bits_per_key) do).
+    pub fn sizing(mut self, sizing: Sizing) -> Self {
+        self.size = sizing;
         self
     }
 
@@ -175,8 +177,8 @@ impl ClassicBloomBuilder {
         let items = self.items as u64;
         check_items(items)?;
         let bits_per_key = match self.size {
-            Size::Fpr(p) => model::classic_bits_per_key(p)?,
-            Size::BitsPerKey(b) => b,
+            Sizing::Fpr(p) => model::classic_bits_per_key(p)?,
+            Sizing::BitsPerKey(b) => b,
         };
         check_bits_per_key(bits_per_key)?;
         // The shared check for sizes that overflow or cannot be addressed; the filter itself is
@@ -212,7 +214,7 @@ impl ClassicBloom {
     pub fn builder(items: usize) -> ClassicBloomBuilder {
         ClassicBloomBuilder {
             items,
-            size: Size::Fpr(0.01),
+            size: Sizing::Fpr(0.01),
             hashes: None,
             seed: DEFAULT_SEED,
         }

@@ -84,6 +84,7 @@
 //! ```
 
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
+use crate::filter::Sizing;
 use crate::filter::{Filter, FilterKind};
 use crate::hash::{DEFAULT_SEED, Key, mix64, reduce};
 use crate::model;
@@ -165,27 +166,28 @@ impl std::fmt::Debug for CuckooFilter {
 #[derive(Clone, Debug)]
 pub struct CuckooFilterBuilder {
     items: usize,
-    size: Size,
+    size: Sizing,
     fingerprint_bits: Option<u32>,
     seed: u64,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Size {
-    Fpr(f64),
-    BitsPerKey(f64),
 }
 
 impl CuckooFilterBuilder {
     /// Pick the narrowest fingerprint whose FPR at 95 % load meets `fpr` (the default is 1 %).
     pub fn fpr(mut self, fpr: f64) -> Self {
-        self.size = Size::Fpr(fpr);
+        self.size = Sizing::Fpr(fpr);
         self
     }
 
     /// Pick the widest fingerprint that fits `bits_per_key` bits per item at 95 % load.
     pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
-        self.size = Size::BitsPerKey(bits_per_key);
+        self.size = Sizing::BitsPerKey(bits_per_key);
+        self
+    }
+
+    /// Size the filter by either measure (what [`fpr`](Self::fpr) and
+    /// [`bits_per_key`](Self::bits_per_key) do).
+    pub fn sizing(mut self, sizing: Sizing) -> Self {
+        self.size = sizing;
         self
     }
 
@@ -207,16 +209,16 @@ impl CuckooFilterBuilder {
     pub fn build(self) -> Result<CuckooFilter> {
         check_items(self.items as u64)?;
         let chosen = match self.size {
-            Size::Fpr(p) => fingerprint_bits_for_fpr(p),
-            Size::BitsPerKey(b) => fingerprint_bits_for_bits_per_key(b),
+            Sizing::Fpr(p) => fingerprint_bits_for_fpr(p),
+            Sizing::BitsPerKey(b) => fingerprint_bits_for_bits_per_key(b),
         };
         let bits = match self.fingerprint_bits {
             Some(bits) => {
                 // A fixed width overrides the size, but a NaN or out-of-range size is still a
                 // caller's mistake worth reporting.
                 match self.size {
-                    Size::Fpr(p) => check_fpr(p)?,
-                    Size::BitsPerKey(b) => check_bits_per_key(b)?,
+                    Sizing::Fpr(p) => check_fpr(p)?,
+                    Sizing::BitsPerKey(b) => check_bits_per_key(b)?,
                 }
                 check_fingerprint_bits(bits)?;
                 bits
@@ -247,7 +249,7 @@ impl CuckooFilter {
     pub fn builder(items: usize) -> CuckooFilterBuilder {
         CuckooFilterBuilder {
             items,
-            size: Size::Fpr(0.01),
+            size: Sizing::Fpr(0.01),
             fingerprint_bits: None,
             seed: DEFAULT_SEED,
         }

@@ -574,40 +574,34 @@ impl AnyFilter {
     ) -> Result<Self> {
         Ok(match kind {
             FilterKind::Blocked => {
-                let b = BlockedBloom::builder(items).seed(seed);
-                let b = match sizing {
-                    Sizing::Fpr(p) => b.fpr(p),
-                    Sizing::BitsPerKey(c) => b.bits_per_key(c),
-                };
-                let b = match hashes {
-                    Some(k) => b.hashes(k),
-                    None => b,
-                };
-                AnyFilter::Blocked(b.build()?)
+                let b = BlockedBloom::builder(items).seed(seed).sizing(sizing);
+                AnyFilter::Blocked(
+                    match hashes {
+                        Some(k) => b.hashes(k),
+                        None => b,
+                    }
+                    .build()?,
+                )
             }
             FilterKind::Classic => {
-                let b = ClassicBloom::builder(items).seed(seed);
-                let b = match sizing {
-                    Sizing::Fpr(p) => b.fpr(p),
-                    Sizing::BitsPerKey(c) => b.bits_per_key(c),
-                };
-                let b = match hashes {
-                    Some(k) => b.hashes(k),
-                    None => b,
-                };
-                AnyFilter::Classic(b.build()?)
+                let b = ClassicBloom::builder(items).seed(seed).sizing(sizing);
+                AnyFilter::Classic(
+                    match hashes {
+                        Some(k) => b.hashes(k),
+                        None => b,
+                    }
+                    .build()?,
+                )
             }
             FilterKind::Cuckoo => {
-                let b = CuckooFilter::builder(items).seed(seed);
-                let b = match sizing {
-                    Sizing::Fpr(p) => b.fpr(p),
-                    Sizing::BitsPerKey(c) => b.bits_per_key(c),
-                };
-                let b = match hashes {
-                    Some(f) => b.fingerprint_bits(f),
-                    None => b,
-                };
-                AnyFilter::Cuckoo(b.build()?)
+                let b = CuckooFilter::builder(items).seed(seed).sizing(sizing);
+                AnyFilter::Cuckoo(
+                    match hashes {
+                        Some(f) => b.fingerprint_bits(f),
+                        None => b,
+                    }
+                    .build()?,
+                )
             }
         })
     }

@@ -23,6 +23,7 @@ pub use simd::{LINE_BITS, Line, MAX_HASHES};
 pub use view::{AlignedBytes, BlockedBloomRef};
 
 use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
+use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
 use pages::LineBuf;
@@ -60,27 +61,28 @@ pub struct BlockedBloom {
 #[derive(Clone, Debug)]
 pub struct BlockedBloomBuilder {
     items: usize,
-    size: Size,
+    size: Sizing,
     hashes: Option<u32>,
     seed: u64,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Size {
-    Fpr(f64),
-    BitsPerKey(f64),
 }
 
 impl BlockedBloomBuilder {
     /// Size the filter for this false-positive rate (the default is 1 %).
     pub fn fpr(mut self, fpr: f64) -> Self {
-        self.size = Size::Fpr(fpr);
+        self.size = Sizing::Fpr(fpr);
         self
     }
 
     /// Size the filter at this many bits per expected item.
     pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
-        self.size = Size::BitsPerKey(bits_per_key);
+        self.size = Sizing::BitsPerKey(bits_per_key);
+        self
+    }
+
+    /// Size the filter by either measure (what [`fpr`](Self::fpr) and
+    /// [`bits_per_key`](Self::bits_per_key) do).
+    pub fn sizing(mut self, sizing: Sizing) -> Self {
+        self.size = sizing;
         self
     }
 
@@ -100,8 +102,8 @@ impl BlockedBloomBuilder {
     pub fn build(self) -> Result<BlockedBloom> {
         check_items(self.items as u64)?;
         let bits_per_key = match self.size {
-            Size::Fpr(p) => model::blocked_bits_per_key(p)?,
-            Size::BitsPerKey(b) => {
+            Sizing::Fpr(p) => model::blocked_bits_per_key(p)?,
+            Sizing::BitsPerKey(b) => {
                 check_bits_per_key(b)?;
                 b
             }
@@ -130,7 +132,7 @@ impl BlockedBloom {
     pub fn builder(items: usize) -> BlockedBloomBuilder {
         BlockedBloomBuilder {
             items,
-            size: Size::Fpr(0.01),
+            size: Sizing::Fpr(0.01),
             hashes: None,
             seed: DEFAULT_SEED,
         }
