@@ -221,3 +221,25 @@ fn default_hashes_follow_the_model() {
     assert_eq!(f.hashes(), model::blocked_optimal_hashes(10.0));
     assert_eq!(f.hashes(), 6);
 }
+
+#[test]
+fn large_filters_on_huge_page_storage_behave_like_small_ones() {
+    // 10 MB of lines: past the 8 MiB threshold, so the lines live in a huge-page mapping.
+    let items = 8_000_000;
+    let hs = hashes(5, 200_000);
+    let mut f = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+    f.par_insert_hashes(&hs);
+    assert!(hs.iter().all(|&h| f.contains_hash(h)));
+    let copy = f.clone();
+    assert!(copy == f);
+    let back = BlockedBloom::from_bytes(&f.to_bytes()).unwrap();
+    assert!(back == f);
+    let mut heap = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+    for &h in &hs {
+        heap.insert_hash(h);
+    }
+    assert_eq!(heap.lines(), f.lines());
+    if cfg!(target_os = "linux") {
+        assert!(f.huge_page_bytes().is_some());
+    }
+}
