@@ -16,9 +16,9 @@ fn lookup(c: &mut Criterion) {
     for bytes in sizes() {
         let items = items_for(bytes, 10.0);
         let mut filter = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
-        for chunk in (0..items as u64).collect::<Vec<_>>().chunks(1 << 22) {
-            let hs: Vec<u64> = hashes(0, chunk[0]..chunk[0] + chunk.len() as u64);
-            filter.par_insert_hashes(&hs);
+        for start in (0..items as u64).step_by(1 << 22) {
+            let end = (start + (1 << 22)).min(items as u64);
+            filter.par_insert_hashes(&hashes(0, start..end));
         }
         let hits = hit_hashes(items, PROBES);
         let misses = hashes(1, 0..PROBES as u64);

@@ -1,5 +1,29 @@
 //! Measurement and reporting: what the `linebloom` command's `fpr`, `tune` and `report` compute.
 //! Built only with the `cli` feature (it needs serde and plotters); the filters never depend on
 //! it.
+//!
+//! - [`sweep`] runs the tuning report: every filter at every size, measured the same way
+//!   ([`measure`] samples one figure, [`limit`] probes what the memory system allows,
+//!   [`machine`] records where it ran), into one [`sweep::Report`];
+//! - [`write`](mod@write) turns a report into Markdown, JSON and CSV, [`plot`] into SVG plots;
+//! - [`tune`] recommends a filter for a number of items and a target;
+//! - [`fpr`] measures one filter's false-positive rate (`linebloom fpr`);
+//! - [`subject`] puts this crate's filters (and, with the `peers` feature, the peer crates
+//!   adapted in `peers`) behind one trait the measurements drive.
 
+pub mod byte_size;
+pub mod config;
 pub mod fpr;
+pub mod limit;
+pub mod machine;
+pub mod measure;
+#[cfg(feature = "peers")]
+pub mod peers;
+pub mod plot;
+pub mod subject;
+pub mod sweep;
+pub mod tune;
+pub mod write;
+
+pub use config::ReportConfig;
+pub use sweep::{Progress, Report, run_report};

@@ -1,10 +1,159 @@
-//! `linebloom tune`. Being written (issue 4).
+//! `linebloom tune`: parses the question, asks `linebloom::report::tune`, prints the answer.
+
+use clap::ArgGroup;
+use linebloom::hash::DEFAULT_SEED;
+use linebloom::report::byte_size::{format_byte_size, parse_byte_size};
+use linebloom::report::tune::{
+    Candidate, MeasureBudget, Measured, Recommendation, Target, TuneRequest, measure, recommend,
+};
+use linebloom::report::write::fpr_md;
 
 use crate::Failure;
 
 #[derive(clap::Args)]
-pub struct Args {}
+#[command(group(ArgGroup::new("target").required(true).args(["fpr", "bits_per_key", "memory"])))]
+pub struct Args {
+    /// Items the filter will hold.
+    #[arg(long)]
+    items: u64,
+    /// Target false-positive rate, e.g. 0.01.
+    #[arg(long)]
+    fpr: Option<f64>,
+    /// Bits of filter per item.
+    #[arg(long)]
+    bits_per_key: Option<f64>,
+    /// Memory for the whole filter, e.g. 64MiB, 1GB, 1048576.
+    #[arg(long, value_parser = parse_memory)]
+    memory: Option<u64>,
+    /// Keys must be removable (only the cuckoo filter can).
+    #[arg(long)]
+    deletes: bool,
+    /// Skip the short measurement (about 2 s) and print the model's figures only.
+    #[arg(long)]
+    no_measure: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
 
-pub fn run(_: Args) -> Result<(), Failure> {
-    Err(Failure::other("tune is not implemented yet"))
+fn parse_memory(s: &str) -> Result<u64, String> {
+    parse_byte_size("memory", s)
+        .map(|b| b as u64)
+        .map_err(|e| e.to_string())
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let target = match (args.fpr, args.bits_per_key, args.memory) {
+        (Some(p), _, _) => Target::Fpr(p),
+        (_, Some(b), _) => Target::BitsPerKey(b),
+        (_, _, Some(m)) => Target::Memory(m),
+        _ => return Err(Failure::usage("give --fpr, --bits-per-key or --memory")),
+    };
+    let request = TuneRequest {
+        items: args.items,
+        target,
+        needs_delete: args.deletes,
+    };
+    let rec = recommend(&request)?;
+    let measured = if args.no_measure {
+        None
+    } else {
+        Some(measure(&rec, MeasureBudget::default(), DEFAULT_SEED)?)
+    };
+    if args.json {
+        let out = serde_json::json!({
+            "items": args.items,
+            "target": target,
+            "deletes": args.deletes,
+            "recommendation": rec,
+            "measured": measured,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(Failure::other)?
+        );
+    } else {
+        print_text(&request, &rec, measured.as_ref());
+    }
+    Ok(())
+}
+
+fn target_text(t: Target) -> String {
+    match t {
+        Target::Fpr(p) => format!("FPR {}", fpr_md(p)),
+        Target::BitsPerKey(b) => format!("{b} bits per key"),
+        Target::Memory(m) => format!("{} of memory", format_byte_size(m as usize)),
+    }
+}
+
+fn print_text(req: &TuneRequest, rec: &Recommendation, measured: Option<&Measured>) {
+    let c = &rec.chosen;
+    println!(
+        "linebloom tune: {} items, {}{}\n",
+        req.items,
+        target_text(req.target),
+        if req.needs_delete {
+            ", with deletes"
+        } else {
+            ""
+        }
+    );
+    println!("recommended    {} filter, {}", c.filter, c.params);
+    println!("bits per key   {:.2}", c.bits_per_key);
+    println!(
+        "memory         {} ({} bytes)",
+        format_byte_size(c.bytes as usize),
+        c.bytes
+    );
+    println!("predicted FPR  {} (model)", fpr_md(c.fpr));
+    if let Some(m) = measured {
+        println!(
+            "measured       hit {:.1} ns, miss {:.1} ns, batched miss {:.1} ns per lookup; \
+             {} {:.1} ns per key",
+            m.hit.median_ns,
+            m.miss.median_ns,
+            m.batched_miss.median_ns,
+            if m.parallel_insert {
+                "bulk insert (all threads)"
+            } else {
+                "insert"
+            },
+            m.insert_ns
+        );
+        println!("               ({})", m.note);
+    }
+    println!();
+    for line in &rec.why {
+        println!("{line}");
+    }
+    println!("\nthe others, sized for the same target:");
+    println!(
+        "  {:<8} {:<7} {:>9} {:>12} {:>10} {:>13}",
+        "filter", "params", "bits/key", "memory", "FPR", "lines/lookup"
+    );
+    for a in &rec.alternatives {
+        print_candidate(a);
+    }
+    for u in &rec.cannot {
+        println!("  {:<8} cannot: {}", u.filter.name(), u.reason);
+    }
+    for w in &rec.warnings {
+        println!("\nwarning: {w}");
+    }
+}
+
+fn print_candidate(a: &Candidate) {
+    println!(
+        "  {:<8} {:<7} {:>9.2} {:>12} {:>10} {:>13}",
+        a.filter.name(),
+        a.params,
+        a.bits_per_key,
+        format_byte_size(a.bytes as usize),
+        fpr_md(a.fpr),
+        if a.filter == linebloom::FilterKind::Classic {
+            format!("up to {}", a.lines_per_lookup)
+        } else {
+            a.lines_per_lookup.to_string()
+        }
+    );
 }

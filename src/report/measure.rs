@@ -1,0 +1,191 @@
+//! The measurement loop: how one figure (ns per operation) is taken, and the threads it runs on.
+//!
+//! This module owns the statistics of a figure ([`Stat`]: median and spread over samples), the
+//! sampling loop (a warm-up, then repetitions, each long enough for the clock), and thread
+//! pinning with `core_affinity` (the measuring thread and each bulk-insert pool thread get a
+//! core of their own, so the scheduler does not move them mid-sample). It does not know what is
+//! measured; the sweep passes closures.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// The median and spread of one figure over its samples, in nanoseconds per operation.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Stat {
+    /// The median sample.
+    pub median_ns: f64,
+    /// The fastest sample.
+    pub min_ns: f64,
+    /// The slowest sample.
+    pub max_ns: f64,
+    /// The first quartile (linear interpolation between samples).
+    pub q1_ns: f64,
+    /// The third quartile.
+    pub q3_ns: f64,
+    /// How many samples the figure is taken from (warm-up excluded).
+    pub samples: usize,
+}
+
+impl Stat {
+    /// Summarises samples (ns per operation); `None` when there are none.
+    pub fn from_samples(samples: &[f64]) -> Option<Stat> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        Some(Stat {
+            median_ns: quantile(&s, 0.5),
+            min_ns: s[0],
+            max_ns: s[s.len() - 1],
+            q1_ns: quantile(&s, 0.25),
+            q3_ns: quantile(&s, 0.75),
+            samples: s.len(),
+        })
+    }
+
+    /// Millions of operations per second at the median.
+    pub fn mops(&self) -> f64 {
+        1e3 / self.median_ns
+    }
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// How many samples to take and how long each must at least run.
+#[derive(Clone, Copy, Debug)]
+pub struct Sampling {
+    /// Samples kept (after one warm-up sample that is thrown away).
+    pub reps: usize,
+    /// A sample repeats its operation batch until it has run at least this long, so timer
+    /// resolution and the cost of reading the clock stay far below 1 % of the figure.
+    pub min_sample: Duration,
+}
+
+/// Times `batch`, which performs `ops` operations and returns a value that depends on all of
+/// them (kept from the optimiser with [`black_box`]): one warm-up sample, then `reps` samples,
+/// each running the batch as often as needed to last `min_sample`.
+pub fn sample_batch(sampling: Sampling, ops: usize, mut batch: impl FnMut() -> u64) -> Stat {
+    // The warm-up also tells how many batches a sample needs.
+    let started = Instant::now();
+    black_box(batch());
+    let once = started.elapsed().max(Duration::from_nanos(1));
+    let repeat = (sampling.min_sample.as_secs_f64() / once.as_secs_f64())
+        .ceil()
+        .clamp(1.0, 1e6) as usize;
+    let samples: Vec<f64> = (0..sampling.reps.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            for _ in 0..repeat {
+                black_box(batch());
+            }
+            ns_per_op(started.elapsed(), repeat * ops)
+        })
+        .collect();
+    Stat::from_samples(&samples).expect("at least one sample")
+}
+
+/// Nanoseconds per operation.
+pub fn ns_per_op(elapsed: Duration, ops: usize) -> f64 {
+    elapsed.as_secs_f64() * 1e9 / ops.max(1) as f64
+}
+
+/// Where the measuring thread runs: pinned to a core, or wherever the scheduler puts it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Pinning {
+    /// Whether the measuring thread is pinned.
+    pub pinned: bool,
+    /// The core it is pinned to.
+    pub core: Option<usize>,
+    /// Cores `core_affinity` reports (the bulk-insert pools pin thread i to the i-th of these).
+    pub cores: usize,
+    /// One line for the report.
+    pub note: String,
+}
+
+/// Pins the calling thread to the first core `core_affinity` lists and says whether it worked.
+/// Threads started afterwards inherit the pin on Linux, so pools built later must pin their
+/// own threads ([`thread_pool`] does).
+pub fn pin_current_thread() -> Pinning {
+    let ids = core_affinity::get_core_ids().unwrap_or_default();
+    match ids.first() {
+        Some(&id) if core_affinity::set_for_current(id) => Pinning {
+            pinned: true,
+            core: Some(id.id),
+            cores: ids.len(),
+            note: format!("measuring thread pinned to core {}", id.id),
+        },
+        Some(_) => Pinning {
+            pinned: false,
+            core: None,
+            cores: ids.len(),
+            note: "pinning failed (core_affinity could not set the affinity): figures may be \
+                   noisier, as the scheduler can move the thread mid-sample"
+                .to_string(),
+        },
+        None => Pinning {
+            pinned: false,
+            core: None,
+            cores: 0,
+            note: "pinning unavailable (core_affinity lists no cores on this system): figures \
+                   may be noisier"
+                .to_string(),
+        },
+    }
+}
+
+/// A rayon pool of `threads` threads, thread i pinned to the i-th core `core_affinity` lists
+/// (wrapping around when there are more threads than cores).
+pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    let ids = core_affinity::get_core_ids().unwrap_or_default();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("linebloom-bulk-{i}"))
+        .start_handler(move |i| {
+            if !ids.is_empty() {
+                // A thread that cannot be pinned still runs; the report states whether the
+                // measuring thread was pinned, which is what the other figures depend on.
+                core_affinity::set_for_current(ids[i % ids.len()]);
+            }
+        })
+        .build()
+        .map_err(|e| Error::InvalidParameter {
+            name: "threads",
+            value: format!("{threads} ({e})"),
+            allowed: "a number of threads this system can start",
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_summarises() {
+        let s = Stat::from_samples(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
+        assert_eq!((s.median_ns, s.min_ns, s.max_ns), (3.0, 1.0, 5.0));
+        assert_eq!((s.q1_ns, s.q3_ns, s.samples), (2.0, 4.0, 5));
+        assert!(Stat::from_samples(&[]).is_none());
+        let one = Stat::from_samples(&[7.0]).unwrap();
+        assert_eq!((one.median_ns, one.q1_ns, one.q3_ns), (7.0, 7.0, 7.0));
+    }
+
+    #[test]
+    fn sample_batch_counts_ops() {
+        let sampling = Sampling {
+            reps: 3,
+            min_sample: Duration::from_micros(100),
+        };
+        let s = sample_batch(sampling, 1000, || (0..1000u64).map(black_box).sum());
+        assert_eq!(s.samples, 3);
+        assert!(s.median_ns > 0.0 && s.min_ns <= s.median_ns && s.median_ns <= s.max_ns);
+    }
+}

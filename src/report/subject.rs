@@ -1,0 +1,373 @@
+//! What the report measures: a [`Contender`] (one of the crate's filters or, with the `peers`
+//! feature, a crate from crates.io) behind one small trait, [`Subject`].
+//!
+//! The trait works on whole batches of pre-hashed keys (`insert_each`, `count_each`, ...), with
+//! the per-key loop inside each implementation. The loop is then compiled for the concrete type,
+//! its calls inlined, so the figures measure the filter and not a virtual call per key; the one
+//! dynamic call per batch costs nothing measurable. This module owns the trait, the names and
+//! the implementations for the crate's own filters; `peers.rs` adapts the peer crates.
+
+use crate::BlockedBloom;
+use crate::classic::ClassicBloom;
+use crate::cuckoo::CuckooFilter;
+use crate::error::{Error, Result};
+use crate::filter::FilterKind;
+
+/// A filter the report can measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Contender {
+    /// One of this crate's filters.
+    Ours(FilterKind),
+    /// A filter from another crate (measured only when built with `--features peers`).
+    Peer(Peer),
+}
+
+/// The peer crates the report and `benches/peers.rs` compare against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Peer {
+    /// `fastbloom` 0.17 `BloomFilter`: classic layout, pre-hashed `insert_hash`/`contains_hash`.
+    FastBloom,
+    /// `sbbf-rs` 0.2: Parquet's split-block Bloom filter (256-bit blocks, 8 bits per key).
+    SbbfRs,
+    /// `bloomfilter` 3: classic layout, hashes every key with SipHash-1-3 (no pre-hashed path).
+    BloomFilter,
+    /// `cuckoofilter` 0.5: 8-bit fingerprints, 4-slot buckets, power-of-two bucket count.
+    CuckooFilter,
+    /// `xorf` 0.13 `BinaryFuse8`: a static filter built once from all keys.
+    BinaryFuse8,
+}
+
+impl Peer {
+    /// Every peer, in report order.
+    pub const ALL: [Peer; 5] = [
+        Peer::FastBloom,
+        Peer::SbbfRs,
+        Peer::BloomFilter,
+        Peer::CuckooFilter,
+        Peer::BinaryFuse8,
+    ];
+
+    /// The crate's name as the command line and reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::FastBloom => "fastbloom",
+            Peer::SbbfRs => "sbbf-rs",
+            Peer::BloomFilter => "bloomfilter",
+            Peer::CuckooFilter => "cuckoofilter",
+            Peer::BinaryFuse8 => "xorf-bfuse8",
+        }
+    }
+
+    /// Whether the crate lets the caller choose the bits per key (the others have one size per
+    /// item count, which the report then states).
+    pub fn bits_per_key_adjustable(self) -> bool {
+        matches!(self, Peer::FastBloom | Peer::SbbfRs | Peer::BloomFilter)
+    }
+}
+
+impl Contender {
+    /// The crate's three filters.
+    pub fn ours() -> Vec<Contender> {
+        FilterKind::ALL.into_iter().map(Contender::Ours).collect()
+    }
+
+    /// Every contender this build can measure: ours, plus the peers with `--features peers`.
+    pub fn available() -> Vec<Contender> {
+        let mut all = Contender::ours();
+        if cfg!(feature = "peers") {
+            all.extend(Peer::ALL.into_iter().map(Contender::Peer));
+        }
+        all
+    }
+
+    /// The short name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Contender::Ours(kind) => kind.name(),
+            Contender::Peer(peer) => peer.name(),
+        }
+    }
+
+    /// Whether this is a peer crate.
+    pub fn is_peer(self) -> bool {
+        matches!(self, Contender::Peer(_))
+    }
+}
+
+impl std::fmt::Display for Contender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Contender {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        if let Ok(kind) = s.parse::<FilterKind>() {
+            return Ok(Contender::Ours(kind));
+        }
+        match Peer::ALL.into_iter().find(|p| p.name() == s) {
+            Some(peer) if cfg!(feature = "peers") => Ok(Contender::Peer(peer)),
+            Some(_) => Err(Error::InvalidParameter {
+                name: "filter",
+                value: s.to_string(),
+                allowed: "one of blocked, classic, cuckoo (the peer crates need a build with \
+                          --features peers)",
+            }),
+            None => Err(Error::InvalidParameter {
+                name: "filter",
+                value: s.to_string(),
+                allowed: "one of blocked, classic, cuckoo, fastbloom, sbbf-rs, bloomfilter, \
+                          cuckoofilter, xorf-bfuse8",
+            }),
+        }
+    }
+}
+
+/// A filter under measurement, driven a batch of pre-hashed keys at a time.
+pub trait Subject: Send + Sync {
+    /// Which filter this is.
+    fn contender(&self) -> Contender;
+    /// Its parameters in a few words: "k=7", "f=8", "k=8 (fixed)".
+    fn params(&self) -> String;
+    /// Inserts the hashes one at a time, in order; returns how many the filter refused (a full
+    /// cuckoo table). A static filter only collects them here and builds in
+    /// [`finish`](Self::finish).
+    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64>;
+    /// Completes the build (static filters); a no-op for the others.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// Whether [`par_insert`](Self::par_insert) uses more than one thread.
+    fn has_parallel_insert(&self) -> bool {
+        false
+    }
+    /// Inserts the hashes with every thread of the current rayon pool; `None` when the filter
+    /// has no parallel insert.
+    fn par_insert(&mut self, _hashes: &[u64]) -> Option<Result<()>> {
+        None
+    }
+    /// How many of the hashes the filter may contain, asked one at a time.
+    fn count_each(&self, hashes: &[u64]) -> u64;
+    /// The same through the filter's batched lookup (prefetching); `None` when it has none.
+    fn count_batched(&self, _hashes: &[u64], _out: &mut [bool]) -> Option<Result<u64>> {
+        None
+    }
+    /// Bytes of filter data.
+    fn size_bytes(&self) -> usize;
+    /// The FPR the filter's model expects after `items` keys; `None` when it has no model.
+    fn model_fpr(&self, items: u64) -> Option<f64>;
+    /// Whether the filter is built once from all keys (no insert of single keys).
+    fn is_static(&self) -> bool {
+        false
+    }
+}
+
+/// Builds an empty contender for `items` keys at (about) `bits_per_key` bits each. Peers that
+/// cannot choose their size take the size they need for `items` (see [`Peer`]); a cuckoo
+/// filter takes the widest fingerprint that fits (so fewer bits than asked when the budget
+/// falls between widths) and is an error below 8.42 bits per key.
+pub fn build_subject(
+    contender: Contender,
+    items: usize,
+    bits_per_key: f64,
+    seed: u64,
+) -> Result<Box<dyn Subject>> {
+    match contender {
+        Contender::Ours(FilterKind::Blocked) => Ok(Box::new(
+            BlockedBloom::builder(items)
+                .bits_per_key(bits_per_key)
+                .seed(seed)
+                .build()?,
+        )),
+        Contender::Ours(FilterKind::Classic) => Ok(Box::new(
+            ClassicBloom::builder(items)
+                .bits_per_key(bits_per_key)
+                .seed(seed)
+                .build()?,
+        )),
+        Contender::Ours(FilterKind::Cuckoo) => Ok(Box::new(
+            CuckooFilter::builder(items)
+                .bits_per_key(bits_per_key)
+                .seed(seed)
+                .build()?,
+        )),
+        Contender::Peer(peer) => build_peer(peer, items, bits_per_key, seed),
+    }
+}
+
+#[cfg(feature = "peers")]
+fn build_peer(peer: Peer, items: usize, bits_per_key: f64, seed: u64) -> Result<Box<dyn Subject>> {
+    super::peers::build(peer, items, bits_per_key, seed)
+}
+
+#[cfg(not(feature = "peers"))]
+fn build_peer(peer: Peer, _: usize, _: f64, _: u64) -> Result<Box<dyn Subject>> {
+    Err(Error::InvalidParameter {
+        name: "filter",
+        value: peer.name().to_string(),
+        allowed: "one of blocked, classic, cuckoo (the peer crates need a build with \
+                  --features peers)",
+    })
+}
+
+/// Counts the `true`s of a batched lookup's output.
+pub(crate) fn count_true(out: &[bool]) -> u64 {
+    out.iter().map(|&b| u64::from(b)).sum()
+}
+
+/// The output buffer a batched lookup of `hashes` writes.
+fn out_for<'a>(hashes: &[u64], out: &'a mut [bool]) -> Result<&'a mut [bool]> {
+    let len = out.len();
+    out.get_mut(..hashes.len())
+        .ok_or_else(|| Error::InvalidParameter {
+            name: "output length",
+            value: len.to_string(),
+            allowed: "at least the number of hashes",
+        })
+}
+
+impl Subject for BlockedBloom {
+    fn contender(&self) -> Contender {
+        Contender::Ours(FilterKind::Blocked)
+    }
+    fn params(&self) -> String {
+        format!("k={}", self.hashes())
+    }
+    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
+        for &h in hashes {
+            self.insert_hash(h);
+        }
+        Ok(0)
+    }
+    fn has_parallel_insert(&self) -> bool {
+        true
+    }
+    fn par_insert(&mut self, hashes: &[u64]) -> Option<Result<()>> {
+        self.par_insert_hashes(hashes);
+        Some(Ok(()))
+    }
+    fn count_each(&self, hashes: &[u64]) -> u64 {
+        hashes
+            .iter()
+            .map(|&h| u64::from(self.contains_hash(h)))
+            .sum()
+    }
+    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+        Some(out_for(hashes, out).and_then(|out| {
+            self.contains_hashes(hashes, out)?;
+            Ok(count_true(out))
+        }))
+    }
+    fn size_bytes(&self) -> usize {
+        BlockedBloom::size_bytes(self)
+    }
+    fn model_fpr(&self, items: u64) -> Option<f64> {
+        Some(self.expected_fpr(items))
+    }
+}
+
+impl Subject for ClassicBloom {
+    fn contender(&self) -> Contender {
+        Contender::Ours(FilterKind::Classic)
+    }
+    fn params(&self) -> String {
+        format!("k={}", self.hashes())
+    }
+    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
+        for &h in hashes {
+            self.insert_hash(h);
+        }
+        Ok(0)
+    }
+    fn has_parallel_insert(&self) -> bool {
+        true
+    }
+    fn par_insert(&mut self, hashes: &[u64]) -> Option<Result<()>> {
+        self.par_insert_hashes(hashes);
+        Some(Ok(()))
+    }
+    fn count_each(&self, hashes: &[u64]) -> u64 {
+        hashes
+            .iter()
+            .map(|&h| u64::from(self.contains_hash(h)))
+            .sum()
+    }
+    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+        Some(out_for(hashes, out).and_then(|out| {
+            self.contains_hashes(hashes, out)?;
+            Ok(count_true(out))
+        }))
+    }
+    fn size_bytes(&self) -> usize {
+        ClassicBloom::size_bytes(self)
+    }
+    fn model_fpr(&self, items: u64) -> Option<f64> {
+        Some(self.expected_fpr(items))
+    }
+}
+
+impl Subject for CuckooFilter {
+    fn contender(&self) -> Contender {
+        Contender::Ours(FilterKind::Cuckoo)
+    }
+    fn params(&self) -> String {
+        format!("f={}", self.fingerprint_bits())
+    }
+    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
+        let mut refused = 0;
+        for &h in hashes {
+            match self.insert_hash(h) {
+                Ok(()) => {}
+                Err(Error::Full) => refused += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(refused)
+    }
+    fn count_each(&self, hashes: &[u64]) -> u64 {
+        hashes
+            .iter()
+            .map(|&h| u64::from(self.contains_hash(h)))
+            .sum()
+    }
+    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+        Some(out_for(hashes, out).and_then(|out| {
+            self.contains_hashes(hashes, out)?;
+            Ok(count_true(out))
+        }))
+    }
+    fn size_bytes(&self) -> usize {
+        CuckooFilter::size_bytes(self)
+    }
+    fn model_fpr(&self, items: u64) -> Option<f64> {
+        Some(CuckooFilter::expected_fpr(self, items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for c in Contender::available() {
+            assert_eq!(c.name().parse::<Contender>().unwrap(), c);
+        }
+        assert!("bloom".parse::<Contender>().is_err());
+    }
+
+    #[test]
+    fn ours_find_what_they_hold() {
+        for c in Contender::ours() {
+            let mut s = build_subject(c, 1000, 12.0, 1).unwrap();
+            let hs: Vec<u64> = (0..1000).map(crate::hash::mix64).collect();
+            assert_eq!(s.insert_each(&hs).unwrap(), 0);
+            s.finish().unwrap();
+            assert_eq!(s.count_each(&hs), 1000, "{c}");
+            let mut out = vec![false; 1000];
+            assert_eq!(s.count_batched(&hs, &mut out).unwrap().unwrap(), 1000);
+            assert!(s.size_bytes() > 0);
+        }
+    }
+}

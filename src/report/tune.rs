@@ -1,0 +1,670 @@
+//! `linebloom tune`: which filter, with which parameters, for N items and one target (an FPR,
+//! a number of bits per key, or a memory budget).
+//!
+//! This module owns the decision rule and the short measurement that backs a recommendation;
+//! the formulas come from [`crate::model`], the measurement loop from `measure.rs`.
+//!
+//! # The rule
+//! Every filter is sized for the target by its model: the bits per key it needs for the FPR,
+//! or the FPR it reaches in the memory. The blocked filter answers with one cache miss per
+//! lookup where a classic filter pays up to k and a cuckoo filter two, but it needs more
+//! memory for the same FPR, and the premium grows as the FPR falls (one 512-bit line caps how
+//! well its bits spread): +4 % at 1 %, +9 % at 0.1 %, +15 % at 0.01 %, +24 % at 0.001 %. The
+//! rule prices that premium: **the blocked filter, unless it needs more than 20 % more memory
+//! than the smallest alternative for the same FPR** (at a fixed memory: unless the alternative
+//! could reach the blocked filter's FPR in 20 % less memory). Past that, the smallest
+//! alternative: a cuckoo filter where its fixed fingerprint widths happen to fit (around
+//! 0.01-0.02 % FPR), a classic filter elsewhere. A caller that must delete keys gets the cuckoo
+//! filter whenever it can reach the target.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::fpr::key_hash;
+use super::measure::{Sampling, Stat, sample_batch, thread_pool};
+use super::subject::{Contender, build_subject};
+use crate::error::{Error, MAX_BITS_PER_KEY, Result, check_fpr, check_items};
+use crate::filter::FilterKind;
+use crate::hash::{mix64, reduce};
+use crate::model;
+
+/// The memory premium (for the same FPR) the blocked filter's one-miss lookups are worth.
+pub const BLOCKED_PREMIUM_LIMIT: f64 = 0.20;
+
+/// The most bits per key a memory budget is spent on (see [`recommend`]).
+pub const MEMORY_BITS_CAP: f64 = 64.0;
+
+/// The cuckoo filter's planned load and slots per bucket (see `crate::cuckoo`).
+const CUCKOO_LOAD: f64 = 0.95;
+const CUCKOO_SLOTS: u32 = 4;
+const CUCKOO_WIDTHS: [u32; 3] = [8, 12, 16];
+
+/// What the recommendation must meet.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum Target {
+    /// A false-positive rate in (0, 1).
+    Fpr(f64),
+    /// Bits of filter per item.
+    BitsPerKey(f64),
+    /// Bytes of filter in all.
+    Memory(u64),
+}
+
+/// A `tune` question.
+#[derive(Clone, Debug)]
+pub struct TuneRequest {
+    /// Items the filter will hold.
+    pub items: u64,
+    /// The target.
+    pub target: Target,
+    /// Whether keys must be removable (only the cuckoo filter can).
+    pub needs_delete: bool,
+}
+
+/// One filter sized for the request.
+#[derive(Clone, Debug, Serialize)]
+pub struct Candidate {
+    /// The filter.
+    #[serde(serialize_with = "kind_name")]
+    pub filter: FilterKind,
+    /// Bits per item it uses.
+    pub bits_per_key: f64,
+    /// Probes per key (Bloom filters) or fingerprint bits (cuckoo).
+    pub hashes: u32,
+    /// "k=7" or "f=12".
+    pub params: String,
+    /// The model's FPR once the items are in.
+    pub fpr: f64,
+    /// Bytes of filter data (the constructors' rounding included, to within 16 bytes).
+    pub bytes: u64,
+    /// Cache lines a lookup touches, at most.
+    pub lines_per_lookup: u32,
+}
+
+/// A filter that cannot meet the target.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unavailable {
+    /// The filter.
+    #[serde(serialize_with = "kind_name")]
+    pub filter: FilterKind,
+    /// Why not.
+    pub reason: String,
+}
+
+fn kind_name<S: serde::Serializer>(
+    kind: &FilterKind,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(kind.name())
+}
+
+/// What `tune` recommends.
+#[derive(Clone, Debug, Serialize)]
+pub struct Recommendation {
+    /// The recommended filter.
+    pub chosen: Candidate,
+    /// The other filters sized for the same target, for comparison.
+    pub alternatives: Vec<Candidate>,
+    /// Filters that cannot meet the target, and why.
+    pub cannot: Vec<Unavailable>,
+    /// The blocked filter's memory premium over the smallest alternative for the same FPR.
+    pub blocked_premium: Option<f64>,
+    /// Two or three lines on the trade-off.
+    pub why: Vec<String>,
+    /// Anything the caller should know (a useless FPR, a filter larger than memory...).
+    pub warnings: Vec<String>,
+}
+
+/// ns per key of the recommended filter, from a short measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measured {
+    /// The size of the filter measured (the recommended one, or a smaller one of the same
+    /// parameters when the recommendation is larger than the measurement's cap).
+    pub bytes: usize,
+    /// Keys it was sized for.
+    pub items: usize,
+    /// Share of those keys inserted before the time budget ran out.
+    pub filled: f64,
+    /// Bulk insert (all threads) or one-at-a-time insert, ns per key.
+    pub insert_ns: f64,
+    /// Whether `insert_ns` is the parallel insert.
+    pub parallel_insert: bool,
+    /// Lookup of inserted keys, one at a time.
+    pub hit: Stat,
+    /// Lookup of never-inserted keys, one at a time.
+    pub miss: Stat,
+    /// Never-inserted keys through the batched lookup.
+    pub batched_miss: Stat,
+    /// What the figures stand for.
+    pub note: String,
+}
+
+/// Sizes every filter for the request and picks one by the rule in the module docs.
+pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
+    check_items(req.items)?;
+    let n = req.items;
+    let mut candidates = Vec::new();
+    let mut cannot = Vec::new();
+    let mut warnings = Vec::new();
+    let (blocked, classic, cuckoo) = match req.target {
+        Target::Fpr(p) => {
+            check_fpr(p)?;
+            (
+                blocked_for_fpr(n, p),
+                classic_for_fpr(n, p),
+                cuckoo_for_fpr(n, p),
+            )
+        }
+        Target::BitsPerKey(b) => {
+            check_bits(b, "bits_per_key", b.to_string())?;
+            if b > MEMORY_BITS_CAP {
+                warnings.push(format!(
+                    "{b} bits per key is more than any filter here needs: at                      {MEMORY_BITS_CAP} every one is below 1e-8 FPR"
+                ));
+            }
+            (
+                blocked_for_bits(n, b),
+                classic_for_bits(n, b),
+                cuckoo_for_bits(n, b),
+            )
+        }
+        Target::Memory(budget) => {
+            let b = budget as f64 * 8.0 / n as f64;
+            // Only the lower bound: a generous budget is capped below, not refused.
+            check_bits(
+                b.min(MEMORY_BITS_CAP),
+                "memory",
+                format!("{budget} bytes for {n} items ({b:.3} bits/key)"),
+            )?;
+            // A budget is a ceiling, not a size: past MEMORY_BITS_CAP bits per key every
+            // filter's FPR is negligible and more bits only add probes.
+            let bytes = if b > MEMORY_BITS_CAP {
+                warnings.push(format!(
+                    "the budget allows {b:.0} bits per key; no filter here needs more than                      {MEMORY_BITS_CAP} (FPR below 1e-8 for every one), so the recommendation                      uses {MEMORY_BITS_CAP} bits per key and leaves the rest"
+                ));
+                (n as f64 * MEMORY_BITS_CAP / 8.0) as u64
+            } else {
+                budget
+            };
+            let b = b.min(MEMORY_BITS_CAP);
+            // The blocked filter rounds to whole lines: take the lines that fit.
+            let lines = (bytes / 64).max(1);
+            let blocked = if bytes >= 64 {
+                blocked_for_bits(n, lines as f64 * 512.0 / n as f64)
+            } else {
+                Err("the budget is smaller than one 64-byte line".to_string())
+            };
+            (blocked, classic_for_bits(n, b), cuckoo_for_bits(n, b))
+        }
+    };
+    for (kind, c) in [
+        (FilterKind::Blocked, blocked),
+        (FilterKind::Classic, classic),
+        (FilterKind::Cuckoo, cuckoo),
+    ] {
+        match c {
+            Ok(c) => candidates.push(c),
+            Err(reason) => cannot.push(Unavailable {
+                filter: kind,
+                reason,
+            }),
+        }
+    }
+    if candidates.is_empty() {
+        return Err(Error::InvalidParameter {
+            name: "target",
+            value: format!("{:?}", req.target),
+            allowed: "a target some filter can meet",
+        });
+    }
+
+    let find = |k: FilterKind| candidates.iter().find(|c| c.filter == k).cloned();
+    let alternatives: Vec<Candidate> = candidates
+        .iter()
+        .filter(|c| c.filter != FilterKind::Blocked)
+        .cloned()
+        .collect();
+    let blocked = find(FilterKind::Blocked);
+    // The bits per key the best alternative needs to match the blocked filter's FPR.
+    let premium = blocked.as_ref().and_then(|b| {
+        let alt_bits = [
+            model::classic_bits_per_key(b.fpr).ok(),
+            cuckoo_for_fpr(n, b.fpr).ok().map(|c| c.bits_per_key),
+        ]
+        .into_iter()
+        .flatten()
+        .fold(f64::INFINITY, f64::min);
+        alt_bits
+            .is_finite()
+            .then(|| b.bits_per_key / alt_bits - 1.0)
+    });
+    let best_alternative = match req.target {
+        // The smallest for the FPR.
+        Target::Fpr(_) => alternatives
+            .iter()
+            .min_by(|a, b| a.bytes.cmp(&b.bytes))
+            .cloned(),
+        // The lowest FPR in the memory.
+        _ => alternatives
+            .iter()
+            .min_by(|a, b| a.fpr.total_cmp(&b.fpr))
+            .cloned(),
+    };
+
+    let mut why = Vec::new();
+    let chosen = if req.needs_delete {
+        match find(FilterKind::Cuckoo) {
+            Some(c) => {
+                why.push(
+                    "Deletes were asked for: only the cuckoo filter removes keys (the Bloom \
+                     filters cannot forget one without forgetting others)."
+                        .to_string(),
+                );
+                c
+            }
+            None => {
+                let reason = cannot
+                    .iter()
+                    .find(|u| u.filter == FilterKind::Cuckoo)
+                    .map_or("", |u| u.reason.as_str());
+                return Err(Error::InvalidParameter {
+                    name: "target",
+                    value: format!("{:?} with deletes ({reason})", req.target),
+                    allowed: "a target a cuckoo filter can meet (FPR at least about 0.0116 %, \
+                              8.42 bits per key or more), the only filter here that deletes",
+                });
+            }
+        }
+    } else {
+        match (&blocked, premium) {
+            (Some(b), Some(p)) if p <= BLOCKED_PREMIUM_LIMIT => b.clone(),
+            // No alternative reaches the blocked filter's FPR at all.
+            (Some(b), None) => b.clone(),
+            _ => best_alternative
+                .clone()
+                .or_else(|| blocked.clone())
+                .ok_or_else(|| Error::InvalidParameter {
+                    name: "target",
+                    value: format!("{:?}", req.target),
+                    allowed: "a target some filter can meet",
+                })?,
+        }
+    };
+    why.extend(explain(&chosen, premium, &candidates));
+
+    if chosen.fpr > 0.10 {
+        warnings.push(format!(
+            "at {:.2} bits per key the filter answers \"maybe\" to {} of absent keys: \
+             it will filter out little; give it more memory",
+            chosen.bits_per_key,
+            super::write::fpr_md(chosen.fpr)
+        ));
+    }
+    let memory = super::machine::Machine::detect().memory_bytes;
+    if let Some(total) = memory
+        && chosen.bytes > total / 2
+    {
+        warnings.push(format!(
+            "the filter takes {}, more than half of this machine's {} of memory",
+            super::byte_size::format_byte_size(chosen.bytes as usize),
+            super::byte_size::format_byte_size(total as usize)
+        ));
+    }
+    let alternatives = candidates
+        .into_iter()
+        .filter(|c| c.filter != chosen.filter)
+        .collect();
+    Ok(Recommendation {
+        chosen,
+        alternatives,
+        cannot,
+        blocked_premium: premium,
+        why,
+        warnings,
+    })
+}
+
+fn check_bits(b: f64, name: &'static str, value: String) -> Result<()> {
+    if !(1.0..=MAX_BITS_PER_KEY).contains(&b) {
+        return Err(Error::InvalidParameter {
+            name,
+            value,
+            allowed: "between 1 and 1024 bits per item (below 1 bit no filter works; above \
+                      1024 an exact set of the keys is smaller)",
+        });
+    }
+    Ok(())
+}
+
+/// Two or three lines on what the chosen filter gives and costs next to the others.
+fn explain(chosen: &Candidate, premium: Option<f64>, all: &[Candidate]) -> Vec<String> {
+    let other = |k: FilterKind| all.iter().find(|c| c.filter == k);
+    let mut lines = Vec::new();
+    match chosen.filter {
+        FilterKind::Blocked => {
+            lines.push(format!(
+                "blocked: every lookup reads one 64-byte line (one cache miss), where a classic \
+                 filter reads up to {} and a cuckoo filter two.",
+                other(FilterKind::Classic).map_or(chosen.hashes, |c| c.hashes)
+            ));
+            if let Some(p) = premium {
+                lines.push(format!(
+                    "The price: {:.1} % more memory than the smallest alternative for the same \
+                     FPR (the rule accepts up to {:.0} %; the premium grows as the FPR falls).",
+                    p * 100.0,
+                    BLOCKED_PREMIUM_LIMIT * 100.0
+                ));
+            }
+        }
+        FilterKind::Classic => {
+            lines.push(format!(
+                "classic: the lowest FPR per bit of the three, but a lookup of a present key \
+                 reads {} scattered lines (an absent key stops at its first zero bit, about 2).",
+                chosen.hashes
+            ));
+            if let Some(p) = premium {
+                lines.push(format!(
+                    "The blocked filter would need {:.0} % more memory for this FPR (the rule \
+                     takes it up to {:.0} %).",
+                    p * 100.0,
+                    BLOCKED_PREMIUM_LIMIT * 100.0
+                ));
+            }
+        }
+        FilterKind::Cuckoo => {
+            lines.push(format!(
+                "cuckoo: {}-bit fingerprints, two buckets per lookup, and keys can be removed; \
+                 its fixed widths (8, 12, 16 bits) make it the smallest only near their FPRs \
+                 (2.9 %, 0.19 %, 0.012 %), and inserts slow down as the table fills.",
+                chosen.hashes
+            ));
+            if let Some(p) = premium {
+                lines.push(format!(
+                    "The blocked filter would need {:.0} % more memory for this FPR.",
+                    p * 100.0
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// Blocked filter bytes: whole 64-byte lines, as its constructor rounds.
+fn blocked_bytes(n: u64, bits_per_key: f64) -> u64 {
+    ((n as f64 * bits_per_key / 512.0).ceil().max(1.0) as u64) * 64
+}
+
+/// Classic filter bytes: whole 64-bit words.
+fn classic_bytes(n: u64, bits_per_key: f64) -> u64 {
+    ((n as f64 * bits_per_key / 64.0).ceil().max(1.0) as u64) * 8
+}
+
+/// Cuckoo filter bytes: enough 4-slot buckets for the items at 95 % load.
+fn cuckoo_bytes(n: u64, fingerprint_bits: u32) -> u64 {
+    let buckets = (n as f64 / (CUCKOO_SLOTS as f64 * CUCKOO_LOAD))
+        .ceil()
+        .max(1.0) as u64;
+    (buckets * (CUCKOO_SLOTS * fingerprint_bits) as u64).div_ceil(8)
+}
+
+fn blocked_candidate(n: u64, bits_per_key: f64) -> Candidate {
+    let k = model::blocked_optimal_hashes(bits_per_key);
+    let bytes = blocked_bytes(n, bits_per_key);
+    Candidate {
+        filter: FilterKind::Blocked,
+        bits_per_key: bytes as f64 * 8.0 / n as f64,
+        hashes: k,
+        params: format!("k={k}"),
+        fpr: model::blocked_fpr(bits_per_key, k),
+        bytes,
+        lines_per_lookup: 1,
+    }
+}
+
+fn blocked_for_fpr(n: u64, p: f64) -> std::result::Result<Candidate, String> {
+    model::blocked_bits_per_key(p)
+        .map(|b| blocked_candidate(n, b))
+        .map_err(|e| e.to_string())
+}
+
+fn blocked_for_bits(n: u64, b: f64) -> std::result::Result<Candidate, String> {
+    Ok(blocked_candidate(n, b))
+}
+
+fn classic_candidate(n: u64, bits_per_key: f64) -> Candidate {
+    let k = model::classic_optimal_hashes(bits_per_key);
+    Candidate {
+        filter: FilterKind::Classic,
+        bits_per_key,
+        hashes: k,
+        params: format!("k={k}"),
+        fpr: model::classic_fpr(bits_per_key, k),
+        bytes: classic_bytes(n, bits_per_key),
+        lines_per_lookup: k,
+    }
+}
+
+fn classic_for_fpr(n: u64, p: f64) -> std::result::Result<Candidate, String> {
+    model::classic_bits_per_key(p)
+        .map(|b| classic_candidate(n, b))
+        .map_err(|e| e.to_string())
+}
+
+fn classic_for_bits(n: u64, b: f64) -> std::result::Result<Candidate, String> {
+    Ok(classic_candidate(n, b))
+}
+
+fn cuckoo_candidate(n: u64, f: u32) -> Candidate {
+    let bytes = cuckoo_bytes(n, f);
+    Candidate {
+        filter: FilterKind::Cuckoo,
+        bits_per_key: bytes as f64 * 8.0 / n as f64,
+        hashes: f,
+        params: format!("f={f}"),
+        fpr: model::cuckoo_fpr(f, CUCKOO_SLOTS, CUCKOO_LOAD),
+        bytes,
+        lines_per_lookup: 2,
+    }
+}
+
+fn cuckoo_for_fpr(n: u64, p: f64) -> std::result::Result<Candidate, String> {
+    CUCKOO_WIDTHS
+        .into_iter()
+        .find(|&f| model::cuckoo_fpr(f, CUCKOO_SLOTS, CUCKOO_LOAD) <= p)
+        .map(|f| cuckoo_candidate(n, f))
+        .ok_or_else(|| {
+            format!(
+                "its widest fingerprints (16 bits) reach only {} at 95 % load",
+                super::write::fpr_md(model::cuckoo_fpr(16, CUCKOO_SLOTS, CUCKOO_LOAD))
+            )
+        })
+}
+
+fn cuckoo_for_bits(n: u64, b: f64) -> std::result::Result<Candidate, String> {
+    CUCKOO_WIDTHS
+        .into_iter()
+        .rev()
+        .find(|&f| f as f64 / CUCKOO_LOAD <= b)
+        .map(|f| cuckoo_candidate(n, f))
+        .ok_or_else(|| {
+            format!(
+                "its narrowest fingerprints need {:.2} bits per key at 95 % load",
+                8.0 / CUCKOO_LOAD
+            )
+        })
+}
+
+/// How long the measurement may take and how large a filter it may build.
+#[derive(Clone, Copy, Debug)]
+pub struct MeasureBudget {
+    /// The largest filter built; a larger recommendation is measured at this size with the
+    /// same parameters.
+    pub max_bytes: usize,
+    /// Time for filling the filter (lookups take about a fifth more on top).
+    pub fill_time: Duration,
+    /// Lookups per batch.
+    pub lookups: usize,
+}
+
+impl Default for MeasureBudget {
+    /// 64 MiB (past a 32 MiB last-level cache), 1.2 s of filling, 1 Mi lookups per batch (64
+    /// MiB of lines, so repeated batches do not run from the cache): about 2 s.
+    fn default() -> Self {
+        MeasureBudget {
+            max_bytes: 64 << 20,
+            fill_time: Duration::from_millis(1200),
+            lookups: 1 << 20,
+        }
+    }
+}
+
+/// Builds the recommended filter (or one of its parameters at the budget's size), fills it
+/// for at most the budget's time, and measures its lookups.
+pub fn measure(rec: &Recommendation, budget: MeasureBudget, seed: u64) -> Result<Measured> {
+    let c = &rec.chosen;
+    let bytes = (c.bytes as usize).min(budget.max_bytes.max(64));
+    let items = ((bytes as f64 * 8.0 / c.bits_per_key) as usize).max(1);
+    let mut subject = build_subject(Contender::Ours(c.filter), items, c.bits_per_key, seed)?;
+    let pool = if subject.has_parallel_insert() {
+        Some(thread_pool(
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        )?)
+    } else {
+        None
+    };
+    let chunk = (items / 16).clamp(1 << 12, 1 << 20);
+    let (mut inserted, mut fill) = (0usize, Duration::ZERO);
+    let mut buffer = Vec::with_capacity(chunk);
+    while inserted < items && fill < budget.fill_time {
+        let end = (inserted + chunk).min(items);
+        buffer.clear();
+        buffer.extend((inserted as u64..end as u64).map(|i| key_hash(seed, 0, i)));
+        let started = Instant::now();
+        match &pool {
+            Some(pool) => {
+                let s = &mut *subject;
+                pool.install(|| s.par_insert(&buffer)).unwrap_or(Ok(()))?
+            }
+            None => {
+                subject.insert_each(&buffer)?;
+            }
+        }
+        fill += started.elapsed();
+        inserted = end;
+    }
+    subject.finish()?;
+    let sampling = Sampling {
+        reps: 3,
+        min_sample: Duration::from_millis(20),
+    };
+    let n = budget.lookups.max(1);
+    let hits: Vec<u64> = (0..n as u64)
+        .map(|j| key_hash(seed, 0, reduce(mix64(j), inserted) as u64))
+        .collect();
+    let misses: Vec<u64> = (0..n as u64).map(|j| key_hash(seed, 1, j)).collect();
+    let hit = sample_batch(sampling, n, || subject.count_each(black_box(&hits)));
+    let miss = sample_batch(sampling, n, || subject.count_each(black_box(&misses)));
+    let mut out = vec![false; n];
+    let batched_miss = sample_batch(sampling, n, || {
+        subject
+            .count_batched(black_box(&misses), &mut out)
+            .and_then(|r| r.ok())
+            .unwrap_or(0)
+    });
+    let filled = inserted as f64 / items as f64;
+    let mut note = if bytes < c.bytes as usize {
+        format!(
+            "measured on a {} filter with the same parameters (the recommended {} is larger \
+             than the measurement builds); a larger filter can only be slower per lookup",
+            super::byte_size::format_byte_size(bytes),
+            super::byte_size::format_byte_size(c.bytes as usize)
+        )
+    } else {
+        format!(
+            "measured on the recommended {} filter",
+            super::byte_size::format_byte_size(bytes)
+        )
+    };
+    if filled < 1.0 {
+        note.push_str(&format!(
+            ", filled to {:.0} % of its keys in the time budget",
+            filled * 100.0
+        ));
+    }
+    Ok(Measured {
+        bytes: subject.size_bytes(),
+        items,
+        filled,
+        insert_ns: super::measure::ns_per_op(fill, inserted),
+        parallel_insert: pool.is_some(),
+        hit,
+        miss,
+        batched_miss,
+        note,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(items: u64, target: Target) -> Result<Recommendation> {
+        recommend(&TuneRequest {
+            items,
+            target,
+            needs_delete: false,
+        })
+    }
+
+    #[test]
+    fn sizes_match_the_constructors() {
+        for n in [1u64, 1000, 123_457] {
+            for b in [6.0, 10.0, 13.7] {
+                let f = crate::BlockedBloom::with_bits_per_key(n as usize, b).unwrap();
+                assert_eq!(blocked_bytes(n, b), f.size_bytes() as u64);
+                let f = crate::ClassicBloom::with_bits_per_key(n as usize, b).unwrap();
+                assert_eq!(classic_bytes(n, b), f.size_bytes() as u64);
+            }
+            for f in CUCKOO_WIDTHS {
+                let c = crate::CuckooFilter::builder(n as usize)
+                    .fingerprint_bits(f)
+                    .build()
+                    .unwrap();
+                let diff = c.size_bytes() as i64 - cuckoo_bytes(n, f) as i64;
+                assert!((0..16).contains(&diff), "n={n} f={f}: {diff}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_rule() {
+        assert_eq!(
+            rec(1_000_000, Target::Fpr(0.01)).unwrap().chosen.filter,
+            FilterKind::Blocked
+        );
+        assert_eq!(
+            rec(1_000_000, Target::Fpr(1e-5)).unwrap().chosen.filter,
+            FilterKind::Classic
+        );
+        assert_eq!(
+            rec(1_000_000, Target::Fpr(1.2e-4)).unwrap().chosen.filter,
+            FilterKind::Cuckoo
+        );
+        assert_eq!(
+            rec(1_000_000, Target::BitsPerKey(10.0))
+                .unwrap()
+                .chosen
+                .filter,
+            FilterKind::Blocked
+        );
+        assert_eq!(
+            rec(1_000_000, Target::BitsPerKey(40.0))
+                .unwrap()
+                .chosen
+                .filter,
+            FilterKind::Classic
+        );
+    }
+}

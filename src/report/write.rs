@@ -1,0 +1,585 @@
+//! Writers: a [`Report`] as `report.md` (the tables and how to read them), `report.json`
+//! (every figure), one CSV file per table, and the SVG plots (`plot.rs`), all in one
+//! directory.
+//!
+//! This module owns the file names, the CSV columns and the Markdown layout. The texts are
+//! built as strings first (so tests can check them without touching the disk), then written.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::byte_size::format_byte_size;
+use super::measure::Stat;
+use super::sweep::Report;
+use crate::error::{Error, Result};
+
+/// The Markdown report's file name.
+pub const MARKDOWN_FILE: &str = "report.md";
+/// The JSON report's file name.
+pub const JSON_FILE: &str = "report.json";
+/// Insert and lookup figures, one row per filter and size.
+pub const SPEED_CSV: &str = "speed.csv";
+/// Bulk insert figures, one row per filter, size and thread count.
+pub const BULK_CSV: &str = "bulk_insert.csv";
+/// The FPR sweep, one row per filter and bits per key.
+pub const FPR_CSV: &str = "fpr.csv";
+/// The memory probe, one row per size.
+pub const LIMIT_CSV: &str = "memory_limit.csv";
+
+/// Writes every file of the report into `dir` (created if needed) and returns their paths.
+pub fn write_report(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+    let mut written = Vec::new();
+    let mut put = |name: &str, text: String| -> Result<()> {
+        let path = dir.join(name);
+        std::fs::write(&path, text)
+            .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+        written.push(path);
+        Ok(())
+    };
+    put(JSON_FILE, to_json(report)?)?;
+    put(SPEED_CSV, speed_csv(report))?;
+    put(BULK_CSV, bulk_csv(report))?;
+    put(FPR_CSV, fpr_csv(report))?;
+    put(LIMIT_CSV, limit_csv(report))?;
+    let plots = super::plot::plots(report)?;
+    let names: Vec<String> = plots.iter().map(|p| p.file.clone()).collect();
+    put(MARKDOWN_FILE, to_markdown(report, &names))?;
+    for plot in plots {
+        put(&plot.file, plot.svg)?;
+    }
+    Ok(written)
+}
+
+/// The whole report as pretty-printed JSON (non-finite numbers, which JSON lacks, become null).
+pub fn to_json(report: &Report) -> Result<String> {
+    serde_json::to_string_pretty(report).map_err(|e| Error::Io(format!("JSON: {e}")))
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        String::new()
+    }
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_default()
+}
+
+fn stat_cells(s: &Stat) -> String {
+    format!("{},{},{}", num(s.median_ns), num(s.min_ns), num(s.max_ns))
+}
+
+fn opt_stat_cells(s: &Option<Stat>) -> String {
+    s.as_ref().map_or_else(|| ",,".to_string(), stat_cells)
+}
+
+fn stat_header(name: &str) -> String {
+    format!("{name}_ns_median,{name}_ns_min,{name}_ns_max")
+}
+
+/// `speed.csv`: one row per filter and size.
+pub fn speed_csv(report: &Report) -> String {
+    let mut out = format!(
+        "filter,peer,params,target_bytes,bytes,items,bits_per_key,{},{},{},{},{},limit_ns,\
+         hit_ratio,miss_ratio,batched_hit_ratio,batched_miss_ratio,measured_fpr,model_fpr,\
+         hits_not_found,insert_failures\n",
+        stat_header("insert"),
+        stat_header("hit"),
+        stat_header("miss"),
+        stat_header("batched_hit"),
+        stat_header("batched_miss"),
+    );
+    for r in &report.speed {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            field(&r.filter),
+            r.peer,
+            field(&r.params),
+            r.target_bytes,
+            r.bytes,
+            r.items,
+            num(r.bits_per_key),
+            stat_cells(&r.insert),
+            stat_cells(&r.hit),
+            stat_cells(&r.miss),
+            opt_stat_cells(&r.batched_hit),
+            opt_stat_cells(&r.batched_miss),
+            num(r.limit_ns),
+            num(r.hit_ratio),
+            num(r.miss_ratio),
+            opt(r.batched_hit_ratio),
+            opt(r.batched_miss_ratio),
+            num(r.measured_fpr),
+            opt(r.model_fpr),
+            r.hits_not_found,
+            r.insert_failures,
+        );
+    }
+    out
+}
+
+/// `bulk_insert.csv`: one row per filter, size and thread count.
+pub fn bulk_csv(report: &Report) -> String {
+    let mut out = format!(
+        "filter,target_bytes,bytes,items,threads,{},mkeys_per_s,speedup\n",
+        stat_header("insert")
+    );
+    for r in &report.bulk {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{}",
+            field(&r.filter),
+            r.target_bytes,
+            r.bytes,
+            r.items,
+            r.threads,
+            stat_cells(&r.insert),
+            num(r.mkeys_per_s),
+            num(r.speedup),
+        );
+    }
+    out
+}
+
+/// `fpr.csv`: one row per filter and bits-per-key value.
+pub fn fpr_csv(report: &Report) -> String {
+    let mut out = String::from(
+        "filter,peer,target_bits_per_key,bits_per_key,params,items,probes,measured_fpr,\
+         model_fpr,false_positives,false_negatives,insert_failures,bytes\n",
+    );
+    for r in &report.fpr {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            field(&r.filter),
+            r.peer,
+            num(r.target_bits_per_key),
+            num(r.bits_per_key),
+            field(&r.params),
+            r.items,
+            r.probes,
+            num(r.measured_fpr),
+            opt(r.model_fpr),
+            r.false_positives,
+            r.false_negatives,
+            r.insert_failures,
+            r.bytes,
+        );
+    }
+    out
+}
+
+/// `memory_limit.csv`: one row per buffer size.
+pub fn limit_csv(report: &Report) -> String {
+    let mut out = format!(
+        "bytes,{},{},{},best_ns\n",
+        stat_header("independent"),
+        stat_header("prefetched"),
+        stat_header("dependent"),
+    );
+    for l in &report.limits {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{}",
+            l.bytes,
+            stat_cells(&l.independent),
+            stat_cells(&l.prefetched),
+            stat_cells(&l.dependent),
+            num(l.best_ns()),
+        );
+    }
+    out
+}
+
+/// ns with three significant digits.
+fn ns(x: f64) -> String {
+    if !x.is_finite() {
+        "—".into()
+    } else if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// "12.3 (11.9–13.0)": the median and, in parentheses, the fastest and slowest sample.
+fn stat_md(s: &Stat) -> String {
+    if s.samples < 2 {
+        return ns(s.median_ns);
+    }
+    format!("{} ({}–{})", ns(s.median_ns), ns(s.min_ns), ns(s.max_ns))
+}
+
+fn opt_stat_md(s: &Option<Stat>) -> String {
+    s.as_ref().map_or_else(|| "—".into(), stat_md)
+}
+
+fn ratio_md(x: Option<f64>) -> String {
+    match x {
+        Some(x) if x.is_finite() => format!("{x:.2}×"),
+        _ => "—".into(),
+    }
+}
+
+/// An FPR in percent with three significant digits: "0.977 %", "0.0123 %".
+pub fn fpr_md(p: f64) -> String {
+    if !p.is_finite() {
+        return "—".into();
+    }
+    if p == 0.0 {
+        return "0 %".into();
+    }
+    if p < 1e-6 {
+        return format!("{p:.2e}");
+    }
+    let percent = p * 100.0;
+    let decimals = (2 - percent.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    format!("{percent:.decimals$} %")
+}
+
+fn opt_fpr_md(p: Option<f64>) -> String {
+    p.map_or_else(|| "—".into(), fpr_md)
+}
+
+/// The Markdown report; `plots` are the SVG files to link.
+pub fn to_markdown(report: &Report, plots: &[String]) -> String {
+    let m = &report.machine;
+    let c = &report.config;
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "# linebloom tuning report\n");
+    let _ = writeln!(
+        w,
+        "Measured {} on {}; the run took {:.0} s.\n",
+        report.started, m.cpu_model, report.elapsed_s
+    );
+    let _ = writeln!(w, "```sh\n{}\n```\n", report.command);
+    if m.debug_assertions {
+        let _ = writeln!(
+            w,
+            "**Warning: this binary was built without optimisations (debug assertions on); \
+             its figures say nothing about the filters. Run `cargo run --release -- report`.**\n"
+        );
+    }
+    if !report.pinning.pinned {
+        let _ = writeln!(w, "**Note: {}.**\n", report.pinning.note);
+    }
+
+    let _ = writeln!(w, "## Machine\n");
+    let _ = writeln!(w, "| | |\n|---|---|");
+    let _ = writeln!(
+        w,
+        "| CPU | {} ({} logical CPUs) |",
+        m.cpu_model, m.logical_cpus
+    );
+    let _ = writeln!(w, "| Caches (CPU 0) | {} |", m.caches_line());
+    let _ = writeln!(
+        w,
+        "| Memory | {} |",
+        m.memory_bytes
+            .map_or_else(|| "unknown".into(), |b| format_byte_size(b as usize))
+    );
+    let _ = writeln!(
+        w,
+        "| Transparent huge pages | `{}` |",
+        m.transparent_hugepages
+    );
+    let _ = writeln!(w, "| Kernel | {} |", m.kernel);
+    let _ = writeln!(w, "| Compiler | {} |", m.rustc);
+    let _ = writeln!(
+        w,
+        "| Build | {}, RUSTFLAGS `{}` |",
+        m.build_profile,
+        if m.rustflags.is_empty() {
+            "(none)"
+        } else {
+            &m.rustflags
+        }
+    );
+    let _ = writeln!(
+        w,
+        "| Target features compiled in | {} |",
+        m.target_features.join(", ")
+    );
+    let _ = writeln!(w, "| Thread pinning | {} |", report.pinning.note);
+    let _ = writeln!(w, "| Date | {} |\n", report.started);
+
+    let _ = writeln!(w, "## How to read this report\n");
+    let _ = writeln!(
+        w,
+        "- Every figure is **ns per key** (lower is better): the median of {} samples after one \
+         warm-up, with the fastest and slowest sample in parentheses. A sample runs at least \
+         {} ms. Keys are pre-hashed 64-bit values, so no figure includes hashing a key (except \
+         `bloomfilter`, which has no pre-hashed path).",
+        c.reps, c.min_sample_ms
+    );
+    let _ = writeln!(
+        w,
+        "- Filters are sized for the given number of bytes at {} bits per key and filled to \
+         that load. A cuckoo filter takes the widest fingerprint that fits the budget, so it \
+         can be smaller; `bits/key` is what each filter actually uses.",
+        c.bits_per_key
+    );
+    let _ = writeln!(
+        w,
+        "- **insert**: building a new filter one key at a time, from empty to full, \
+         first-touch page faults included. Filters of up to 2 Mi keys are built again and \
+         again; a larger one is built once, in timed chunks shared in turn with the bulk \
+         inserts, so its slowest insert sample is the first chunk (which takes the page \
+         faults). **hit** / **miss**: looking up inserted / never-inserted keys one at a time. \
+         **batched**: the same keys through the filter's batched lookup, which computes a \
+         group of addresses and prefetches them before testing. A lookup batch is {} random \
+         keys, so repeated batches touch more lines than a 32 MiB cache holds. The keys of a \
+         loop are independent, so the processor overlaps their cache misses: these are \
+         throughput figures, not latencies.",
+        c.lookups
+    );
+    let _ = writeln!(
+        w,
+        "- **memory limit**: what reading one random 64-byte line from a buffer of the same \
+         size costs (the faster of independent loads and prefetched loads). A lookup that \
+         touches one line cannot beat it; the **× limit** columns divide each lookup figure \
+         by it, so 1.0× means the filter runs at the memory system's speed and 7× means it \
+         pays about seven line reads per key. The latency column (dependent loads) is what a \
+         caller that waits for each answer before asking the next pays per miss."
+    );
+    let _ = writeln!(
+        w,
+        "- **FPR**: the share of never-inserted keys a filter answers \"maybe\" to, beside the \
+         filter's model. Below about 100 / probes a measured rate rests on few events and \
+         scatters around the model.\n"
+    );
+
+    write_speed_tables(w, report);
+    write_ratio_table(w, report);
+    write_limit_table(w, report);
+    write_bulk_table(w, report);
+    write_fpr_table(w, report);
+
+    if !report.skipped.is_empty() {
+        let _ = writeln!(w, "## Not measured\n");
+        for s in &report.skipped {
+            let _ = writeln!(w, "- {} — {}: {}", s.filter, s.what, s.reason);
+        }
+        let _ = writeln!(w);
+    }
+    if !plots.is_empty() {
+        let _ = writeln!(w, "## Plots\n");
+        for p in plots {
+            let _ = writeln!(w, "![{p}]({p})\n");
+        }
+    }
+    out
+}
+
+fn write_speed_tables(w: &mut String, report: &Report) {
+    let _ = writeln!(
+        w,
+        "## Inserts and lookups at {} bits per key\n",
+        report.config.bits_per_key
+    );
+    for &size in &report.config.sizes {
+        let rows: Vec<_> = report
+            .speed
+            .iter()
+            .filter(|r| r.target_bytes == size)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let limit = rows[0].limit_ns;
+        let _ = writeln!(
+            w,
+            "### {} filter ({} keys; memory limit {} ns per line)\n",
+            format_byte_size(size),
+            rows[0].items,
+            ns(limit)
+        );
+        let _ = writeln!(
+            w,
+            "| filter | params | bits/key | insert | hit | miss | batched hit | batched miss \
+             | FPR measured | FPR model |"
+        );
+        let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for r in rows {
+            let mut notes = String::new();
+            if r.hits_not_found > 0 {
+                let _ = write!(notes, " ({} hits not found)", r.hits_not_found);
+            }
+            if r.insert_failures > 0 {
+                let _ = write!(notes, " ({} inserts refused)", r.insert_failures);
+            }
+            let _ = writeln!(
+                w,
+                "| {}{} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} |",
+                r.filter,
+                notes,
+                r.params,
+                r.bits_per_key,
+                stat_md(&r.insert),
+                stat_md(&r.hit),
+                stat_md(&r.miss),
+                opt_stat_md(&r.batched_hit),
+                opt_stat_md(&r.batched_miss),
+                fpr_md(r.measured_fpr),
+                opt_fpr_md(r.model_fpr),
+            );
+        }
+        let _ = writeln!(w);
+    }
+}
+
+fn write_ratio_table(w: &mut String, report: &Report) {
+    if report.speed.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "## Lookups as multiples of the memory limit\n");
+    let _ = writeln!(
+        w,
+        "| filter | size | limit ns | hit × limit | miss × limit | batched hit × limit | \
+         batched miss × limit |"
+    );
+    let _ = writeln!(w, "|---|--:|--:|--:|--:|--:|--:|");
+    for r in &report.speed {
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            r.filter,
+            format_byte_size(r.target_bytes),
+            ns(r.limit_ns),
+            ratio_md(Some(r.hit_ratio)),
+            ratio_md(Some(r.miss_ratio)),
+            ratio_md(r.batched_hit_ratio),
+            ratio_md(r.batched_miss_ratio),
+        );
+    }
+    let _ = writeln!(w);
+}
+
+fn write_limit_table(w: &mut String, report: &Report) {
+    if report.limits.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "## Memory limit: ns per random 64-byte line\n");
+    let _ = writeln!(
+        w,
+        "| buffer | independent loads | prefetched loads | dependent loads (latency) |"
+    );
+    let _ = writeln!(w, "|--:|--:|--:|--:|");
+    for l in &report.limits {
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {} |",
+            format_byte_size(l.bytes),
+            stat_md(&l.independent),
+            stat_md(&l.prefetched),
+            stat_md(&l.dependent),
+        );
+    }
+    let _ = writeln!(w);
+}
+
+fn write_bulk_table(w: &mut String, report: &Report) {
+    if report.bulk.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "## Bulk insert (parallel, threads pinned)\n");
+    let _ = writeln!(
+        w,
+        "Filling a new filter through its parallel insert; ns per key of wall-clock time. \
+         Filters without a parallel insert (cuckoo, the peers) are not listed.\n"
+    );
+    let _ = writeln!(
+        w,
+        "| filter | size | threads | ns/key | Mkeys/s | speedup |"
+    );
+    let _ = writeln!(w, "|---|--:|--:|--:|--:|--:|");
+    for r in &report.bulk {
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {} | {:.1} | {:.2}× |",
+            r.filter,
+            format_byte_size(r.target_bytes),
+            r.threads,
+            stat_md(&r.insert),
+            r.mkeys_per_s,
+            r.speedup,
+        );
+    }
+    let _ = writeln!(w);
+}
+
+fn write_fpr_table(w: &mut String, report: &Report) {
+    if report.fpr.is_empty() {
+        return;
+    }
+    let c = &report.config;
+    let _ = writeln!(w, "## False-positive rate against bits per key\n");
+    let _ = writeln!(
+        w,
+        "{} keys inserted, {} never-inserted keys probed per filter.\n",
+        c.fpr_items, c.fpr_probes
+    );
+    let _ = writeln!(
+        w,
+        "| filter | asked bits/key | bits/key used | params | FPR measured | FPR model | \
+         measured / model |"
+    );
+    let _ = writeln!(w, "|---|--:|--:|---|--:|--:|--:|");
+    for r in &report.fpr {
+        let ratio = r
+            .model_fpr
+            .filter(|&m| m > 0.0)
+            .map_or_else(|| "—".into(), |m| format!("{:.3}", r.measured_fpr / m));
+        let mut name = r.filter.clone();
+        if r.false_negatives > 0 {
+            let _ = write!(name, " (**{} false negatives**)", r.false_negatives);
+        }
+        let _ = writeln!(
+            w,
+            "| {} | {} | {:.2} | {} | {} | {} | {} |",
+            name,
+            r.target_bits_per_key,
+            r.bits_per_key,
+            r.params,
+            fpr_md(r.measured_fpr),
+            opt_fpr_md(r.model_fpr),
+            ratio,
+        );
+    }
+    let _ = writeln!(w);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(fpr_md(0.009_77), "0.977 %");
+        assert_eq!(fpr_md(0.000_123_4), "0.0123 %");
+        assert_eq!(fpr_md(0.25), "25.0 %");
+        assert_eq!(fpr_md(0.0), "0 %");
+        assert_eq!(fpr_md(1.234e-9), "1.23e-9");
+        assert_eq!(ns(3.456), "3.46");
+        assert_eq!(ns(123.4), "123");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("k=7"), "k=7");
+    }
+}

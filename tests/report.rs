@@ -1,0 +1,358 @@
+//! The tuning report and `tune`: a tiny sweep end to end, what the writers produce, the
+//! recommendations, and bad input. No timing is asserted (this machine's speed is not a test
+//! subject); small sizes keep the whole file to a few seconds.
+#![cfg(feature = "cli")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use linebloom::FilterKind;
+use linebloom::report::byte_size::parse_byte_size;
+use linebloom::report::subject::Contender;
+use linebloom::report::tune::{MeasureBudget, Target, TuneRequest, measure, recommend};
+use linebloom::report::write::{self, write_report};
+use linebloom::report::{Report, ReportConfig, run_report};
+
+/// A fresh, empty directory under the system's temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("linebloom-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A sweep small enough for a test: a filter in L1 and one just past the repeated-fill
+/// threshold (so both sampling paths run), three FPR points, two thread counts.
+fn tiny_config() -> ReportConfig {
+    ReportConfig {
+        sizes: vec![16 << 10, 3 << 20],
+        fpr_bits_per_key: vec![8.0, 10.0, 12.0],
+        fpr_items: 20_000,
+        fpr_probes: 50_000,
+        threads: vec![1, 2],
+        reps: 2,
+        lookups: 4096,
+        min_sample_ms: 1.0,
+        ..ReportConfig::quick()
+    }
+}
+
+fn tiny_report() -> Report {
+    let mut steps = 0;
+    let report = run_report(&tiny_config(), "linebloom report (test)", &mut |p| {
+        assert!(p.done <= p.total);
+        steps += 1;
+    })
+    .unwrap();
+    assert!(steps > 0);
+    report
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn a_tiny_sweep_writes_every_file() {
+    let report = tiny_report();
+    let config = tiny_config();
+    let filters = config.filters.len();
+
+    // Every filter measured at both sizes, no false negatives anywhere.
+    assert_eq!(report.speed.len(), 2 * filters, "{:?}", report.skipped);
+    assert_eq!(report.limits.len(), 2);
+    for r in &report.speed {
+        assert_eq!(r.hits_not_found, 0, "{}", r.filter);
+        assert!(r.insert.median_ns > 0.0 && r.hit.median_ns > 0.0);
+        assert!(
+            r.bits_per_key > 5.0 && r.bits_per_key < 17.0,
+            "{}",
+            r.filter
+        );
+        assert!(r.hit_ratio > 0.0);
+    }
+    // Blocked and classic have a parallel insert: one row per size and thread count.
+    for kind in ["blocked", "classic"] {
+        assert_eq!(report.bulk.iter().filter(|b| b.filter == kind).count(), 4);
+    }
+    for r in &report.fpr {
+        assert_eq!(r.false_negatives, 0, "{}", r.filter);
+    }
+    // Cuckoo cannot go below 8.42 bits per key; 8 is recorded as skipped, not an error.
+    assert!(
+        report
+            .skipped
+            .iter()
+            .any(|s| s.filter == "cuckoo" && s.what.contains("FPR at 8"))
+    );
+
+    let dir = temp_dir("sweep");
+    let files = write_report(&report, &dir).unwrap();
+    assert!(files.iter().all(|f| f.exists()));
+
+    // JSON: parses back, with every section.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(write::JSON_FILE)).unwrap())
+            .unwrap();
+    assert_eq!(json["speed"].as_array().unwrap().len(), report.speed.len());
+    assert_eq!(json["fpr"].as_array().unwrap().len(), report.fpr.len());
+    assert_eq!(json["limits"].as_array().unwrap().len(), 2);
+    assert!(json["machine"]["rustc"].as_str().unwrap().contains("rustc"));
+    assert!(json["speed"][0]["hit"]["median_ns"].as_f64().unwrap() > 0.0);
+    assert_eq!(json["config"]["filters"][0], "blocked");
+
+    // CSV: a header, one row per measurement, every row as wide as the header.
+    for (file, rows) in [
+        (write::SPEED_CSV, report.speed.len()),
+        (write::BULK_CSV, report.bulk.len()),
+        (write::FPR_CSV, report.fpr.len()),
+        (write::LIMIT_CSV, report.limits.len()),
+    ] {
+        let csv = csv_rows(&dir.join(file));
+        assert_eq!(csv.len(), rows + 1, "{file}");
+        assert!(csv[0].iter().all(|h| !h.is_empty()), "{file}");
+        assert!(csv.iter().all(|r| r.len() == csv[0].len()), "{file}");
+    }
+    assert_eq!(csv_rows(&dir.join(write::SPEED_CSV))[0][0], "filter");
+
+    // Markdown: the machine, the tables, every filter, the plots linked.
+    let md = std::fs::read_to_string(dir.join(write::MARKDOWN_FILE)).unwrap();
+    for needle in [
+        "# linebloom tuning report",
+        "## Machine",
+        "| Target features compiled in |",
+        "## How to read this report",
+        "## Inserts and lookups at 10 bits per key",
+        "| filter | params | bits/key | insert | hit | miss |",
+        "## Lookups as multiples of the memory limit",
+        "## Memory limit: ns per random 64-byte line",
+        "## Bulk insert",
+        "## False-positive rate against bits per key",
+        "## Not measured",
+        "![fpr.svg](fpr.svg)",
+    ] {
+        assert!(md.contains(needle), "report.md lacks {needle:?}");
+    }
+    for c in &config.filters {
+        assert!(md.contains(&format!("| {} |", c.name())), "{c}");
+    }
+
+    // SVG: well-formed enough to be a picture, titled.
+    let plots = linebloom::report::plot::plots(&report).unwrap();
+    assert!(plots.len() >= config.filters.len() + 3);
+    for plot in &plots {
+        let svg = std::fs::read_to_string(dir.join(&plot.file)).unwrap();
+        assert!(svg.trim_start().starts_with("<svg"), "{}", plot.file);
+        assert!(svg.trim_end().ends_with("</svg>"), "{}", plot.file);
+        assert!(svg.contains(&plot.title), "{} lacks its title", plot.file);
+        assert!(svg.contains("<text"), "{}", plot.file);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_command_runs_end_to_end() {
+    let dir = temp_dir("cli");
+    let out = Command::new(env!("CARGO_BIN_EXE_linebloom"))
+        .args([
+            "report",
+            "--sizes",
+            "16KiB,64KiB",
+            "--filters",
+            "blocked,cuckoo",
+            "--fpr-bits",
+            "10,16",
+            "--fpr-items",
+            "5000",
+            "--fpr-probes",
+            "5000",
+            "--threads",
+            "1",
+            "--reps",
+            "1",
+            "--lookups",
+            "1000",
+            "--min-sample-ms",
+            "1",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for f in [
+        write::MARKDOWN_FILE,
+        write::JSON_FILE,
+        "fpr.svg",
+        "speed_blocked.svg",
+    ] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    let md = std::fs::read_to_string(dir.join(write::MARKDOWN_FILE)).unwrap();
+    assert!(md.contains("linebloom report --sizes 16KiB,64KiB"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_report_flags_exit_2() {
+    for args in [
+        vec!["report", "--sizes", "lots"],
+        vec!["report", "--threads", "0"],
+        vec!["report", "--filters", "bloom"],
+        vec!["report", "--bits-per-key", "0.5"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_linebloom"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty());
+    }
+}
+
+fn tune(items: u64, target: Target) -> linebloom::Result<linebloom::report::tune::Recommendation> {
+    recommend(&TuneRequest {
+        items,
+        target,
+        needs_delete: false,
+    })
+}
+
+#[test]
+fn tune_recommends_by_the_rule() {
+    // High FPR: the blocked filter's memory premium is small.
+    let r = tune(1_000_000, Target::Fpr(0.05)).unwrap();
+    assert_eq!(r.chosen.filter, FilterKind::Blocked);
+    assert!(r.chosen.fpr <= 0.05);
+    assert_eq!(r.alternatives.len(), 2);
+    assert_eq!(r.why.len(), 2);
+    // 1e-5: the blocked filter would need 24 % more memory than classic; cuckoo cannot.
+    let r = tune(1_000_000, Target::Fpr(1e-5)).unwrap();
+    assert_eq!(r.chosen.filter, FilterKind::Classic);
+    assert!(r.cannot.iter().any(|u| u.filter == FilterKind::Cuckoo));
+    assert!(r.blocked_premium.unwrap() > 0.2);
+    // Near 16-bit fingerprints' FPR the cuckoo filter is the smallest.
+    let r = tune(1_000_000, Target::Fpr(1.2e-4)).unwrap();
+    assert_eq!(r.chosen.filter, FilterKind::Cuckoo);
+    // A memory budget: the blocked filter, within budget.
+    let r = tune(1_000_000, Target::Memory(1_250_000)).unwrap();
+    assert_eq!(r.chosen.filter, FilterKind::Blocked);
+    assert!(r.chosen.bytes <= 1_250_000);
+    // Deletes force the cuckoo filter, and fail where it cannot go.
+    let del = |target| {
+        recommend(&TuneRequest {
+            items: 1000,
+            target,
+            needs_delete: true,
+        })
+    };
+    assert_eq!(
+        del(Target::Fpr(0.01)).unwrap().chosen.filter,
+        FilterKind::Cuckoo
+    );
+    assert!(del(Target::Fpr(1e-6)).is_err());
+}
+
+#[test]
+fn tune_is_honest_about_tight_memory() {
+    // 3 bits per key: a filter, but a poor one, and it says so.
+    let r = tune(1_000_000, Target::Memory(375_000)).unwrap();
+    assert!(r.chosen.fpr > 0.1);
+    assert!(r.warnings.iter().any(|w| w.contains("more memory")));
+    // Less than a bit per key: no filter at all.
+    let e = tune(1_000_000, Target::Memory(100))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("memory"), "{e}");
+    // A budget far beyond need is capped, with a note.
+    let r = tune(1000, Target::Memory(1 << 30)).unwrap();
+    assert!(r.chosen.bits_per_key <= 65.0);
+    assert!(!r.warnings.is_empty());
+}
+
+#[test]
+fn tune_rejects_bad_input() {
+    assert!(tune(0, Target::Fpr(0.01)).is_err());
+    for p in [2.0, 0.0, -0.1, 1.0, f64::NAN] {
+        assert!(tune(1000, Target::Fpr(p)).is_err(), "{p}");
+    }
+    for b in [0.0, 0.5, f64::NAN, f64::INFINITY, 5000.0] {
+        assert!(tune(1000, Target::BitsPerKey(b)).is_err(), "{b}");
+    }
+    for m in ["garbage", "", "-5MiB", "0", "12 parsecs"] {
+        assert!(parse_byte_size("memory", m).is_err(), "{m}");
+    }
+    assert_eq!(parse_byte_size("memory", "64MiB").unwrap(), 64 << 20);
+}
+
+#[test]
+fn tune_measures_briefly() {
+    let r = tune(100_000, Target::Fpr(0.01)).unwrap();
+    let budget = MeasureBudget {
+        max_bytes: 64 << 10,
+        fill_time: std::time::Duration::from_millis(100),
+        lookups: 4096,
+    };
+    let m = measure(&r, budget, 7).unwrap();
+    assert!(m.bytes <= 64 << 10);
+    assert!(m.note.contains("same parameters"));
+    assert!(m.hit.median_ns > 0.0 && m.miss.median_ns > 0.0 && m.batched_miss.median_ns > 0.0);
+    assert!(m.filled > 0.0 && m.filled <= 1.0);
+}
+
+#[test]
+fn tune_command_exit_codes() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_linebloom"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["tune", "--items", "0", "--fpr", "0.01"][..],
+        &["tune", "--items", "1000", "--fpr", "2"],
+        &["tune", "--items", "1000", "--memory", "garbage"],
+        &["tune", "--items", "1000"],
+        &[
+            "tune", "--items", "1000", "--fpr", "0.01", "--memory", "1MiB",
+        ],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let out = run(&["tune", "--items", "1000", "--fpr", "0.01", "--no-measure"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("recommended    blocked filter"), "{text}");
+    let out = run(&[
+        "tune",
+        "--items",
+        "1000",
+        "--bits-per-key",
+        "10",
+        "--no-measure",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["recommendation"]["chosen"]["filter"], "blocked");
+}
+
+#[test]
+fn contenders_parse() {
+    assert_eq!(
+        "blocked".parse::<Contender>().unwrap(),
+        Contender::Ours(FilterKind::Blocked)
+    );
+    let peer = "fastbloom".parse::<Contender>();
+    assert_eq!(peer.is_ok(), cfg!(feature = "peers"));
+}
