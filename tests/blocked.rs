@@ -243,3 +243,24 @@ fn large_filters_on_huge_page_storage_behave_like_small_ones() {
         assert!(f.huge_page_bytes().is_some());
     }
 }
+
+#[test]
+fn grouped_prefetching_lookup_matches_scalar_on_a_filter_past_l2() {
+    // 2 MiB of lines: past the size below which the batched lookup runs the plain loop, so the
+    // grouped, prefetching path is the one compared here.
+    let items = 1_600_000;
+    let mut f = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+    assert!(f.size_bytes() > 1 << 20);
+    f.insert_hashes(&hashes(11, items));
+    // A mix of hits and misses, with a length that is not a multiple of the group size.
+    let mut probe = hashes(11, 50_003);
+    probe.extend(hashes(12, 50_001));
+    let mut out = vec![false; probe.len()];
+    f.contains_hashes(&probe, &mut out).unwrap();
+    for (h, got) in probe.iter().zip(&out) {
+        assert_eq!(*got, f.contains_hash(*h));
+    }
+    let expected = probe.iter().filter(|&&h| f.contains_hash(h)).count();
+    assert_eq!(f.count_contained_hashes(&probe), expected);
+    assert!(expected >= 50_003);
+}

@@ -121,6 +121,9 @@ impl<'a> IntoIterator for &'a LineBuf {
 
 impl Deref for LineBuf {
     type Target = [Line];
+    // Inlined: every lookup goes through here, and an out-of-line call (what the compiler chose
+    // across codegen units) doubled the cost of an in-cache lookup.
+    #[inline(always)]
     fn deref(&self) -> &[Line] {
         match self {
             LineBuf::Heap(v) => v,
@@ -135,6 +138,7 @@ impl Deref for LineBuf {
 }
 
 impl DerefMut for LineBuf {
+    #[inline(always)]
     fn deref_mut(&mut self) -> &mut [Line] {
         match self {
             LineBuf::Heap(v) => v,
