@@ -43,6 +43,12 @@ impl BlockedBloom {
 
     /// Inserts many pre-hashed keys on this thread, prefetching each group's lines first.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
+        if fits_in_cache(&self.lines) {
+            // As for lookups: nothing to overlap in cache (grouped inserts ran at 0.5x the
+            // plain loop on a 16 KiB filter, `benches/insert.rs`).
+            hashes.iter().for_each(|&h| self.insert_hash(h));
+            return;
+        }
         let total = self.lines.len();
         insert_prefetched(&mut self.lines, 0, total, hashes, self.hashes);
     }
