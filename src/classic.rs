@@ -54,14 +54,13 @@
 //! # Ok::<(), linebloom::Error>(())
 //! ```
 
-use crate::filter::Sizing;
 use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
-use crate::filter::{Filter, FilterKind};
+use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::{DEFAULT_SEED, DoubleHash, Key, reduce};
 use crate::model::{self, CLASSIC_MAX_HASHES};
 

@@ -84,8 +84,7 @@
 //! ```
 
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
-use crate::filter::Sizing;
-use crate::filter::{Filter, FilterKind};
+use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::{DEFAULT_SEED, Key, mix64, reduce};
 use crate::model;
 use crate::prefetch::prefetch;

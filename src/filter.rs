@@ -108,17 +108,3 @@ pub enum Sizing {
     /// Size at this many bits per expected item.
     BitsPerKey(f64),
 }
-
-/// Builds an empty filter of any kind: `hashes` fixes the probes per key (Bloom filters) or the
-/// fingerprint bits (cuckoo filter) instead of the model's choice.
-pub fn build(
-    kind: FilterKind,
-    items: usize,
-    sizing: Sizing,
-    hashes: Option<u32>,
-    seed: u64,
-) -> Result<Box<dyn Filter>> {
-    Ok(Box::new(crate::format::AnyFilter::new(
-        kind, items, sizing, hashes, seed,
-    )?))
-}

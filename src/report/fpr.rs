@@ -2,8 +2,10 @@
 
 use serde::Serialize;
 
+use super::sweep::fpr_row;
 use crate::error::Result;
-use crate::filter::{FilterKind, Sizing, build};
+use crate::filter::{Filter, FilterKind, Sizing};
+use crate::format::AnyFilter;
 use crate::hash::mix64;
 
 /// What `linebloom fpr` asks for.
@@ -43,52 +45,27 @@ pub fn key_hash(seed: u64, stream: u64, i: u64) -> u64 {
 }
 
 /// Builds the filter from `items` distinct keys, checks every inserted key is found, and probes
-/// `probes` keys that were never inserted.
+/// `probes` keys that were never inserted (the report's own measurement loop,
+/// [`super::sweep::fpr_row`]).
 pub fn measure_fpr(spec: &FprSpec) -> Result<FprMeasurement> {
-    let mut filter = build(spec.kind, spec.items, spec.sizing, spec.hashes, spec.seed)?;
-    let mut inserted = Vec::with_capacity(spec.items);
-    let mut insert_failures = 0;
-    for i in 0..spec.items as u64 {
-        let h = key_hash(spec.seed, 0, i);
-        match filter.insert_hash(h) {
-            Ok(()) => inserted.push(h),
-            Err(crate::Error::Full) => insert_failures += 1,
-            Err(e) => return Err(e),
-        }
-    }
-    let false_negatives = inserted
-        .iter()
-        .filter(|&&h| !filter.contains_hash(h))
-        .count() as u64;
-    let mut false_positives = 0u64;
-    let mut out = vec![false; 1 << 16];
-    let mut done = 0;
-    while done < spec.probes {
-        let n = (spec.probes - done).min(out.len());
-        let probe: Vec<u64> = (done..done + n)
-            .map(|i| key_hash(spec.seed, 1, i as u64))
-            .collect();
-        filter.contains_hashes(&probe, &mut out[..n])?;
-        false_positives += out[..n].iter().filter(|&&b| b).count() as u64;
-        done += n;
-    }
-    let bytes = filter.size_bytes();
+    let mut filter = AnyFilter::new(spec.kind, spec.items, spec.sizing, spec.hashes, spec.seed)?;
+    let target = match spec.sizing {
+        Sizing::BitsPerKey(c) => c,
+        Sizing::Fpr(_) => f64::NAN,
+    };
+    let row = fpr_row(&mut filter, target, spec.items, spec.probes, spec.seed)?;
     Ok(FprMeasurement {
-        filter: spec.kind.name().to_string(),
-        items: spec.items,
-        probes: spec.probes,
-        bits_per_key: bytes as f64 * 8.0 / spec.items as f64,
+        filter: row.filter,
+        items: row.items,
+        probes: row.probes,
+        bits_per_key: row.bits_per_key,
         hashes: filter.hashes(),
-        measured_fpr: if spec.probes == 0 {
-            0.0
-        } else {
-            false_positives as f64 / spec.probes as f64
-        },
-        model_fpr: filter.expected_fpr(inserted.len() as u64),
-        false_negatives,
-        false_positives,
-        bytes,
+        measured_fpr: row.measured_fpr,
+        model_fpr: row.model_fpr.unwrap_or(f64::NAN),
+        false_negatives: row.false_negatives,
+        false_positives: row.false_positives,
+        bytes: row.bytes,
         seed: spec.seed,
-        insert_failures,
+        insert_failures: row.insert_failures,
     })
 }

@@ -12,6 +12,7 @@ use crate::classic::ClassicBloom;
 use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::filter::FilterKind;
+use crate::format::AnyFilter;
 
 /// A filter the report can measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -342,6 +343,49 @@ impl Subject for CuckooFilter {
     }
     fn model_fpr(&self, items: u64) -> Option<f64> {
         Some(CuckooFilter::expected_fpr(self, items))
+    }
+}
+
+/// A filter of a kind chosen at run time is measured as the filter inside it (used by
+/// `linebloom fpr`, whose filters come from [`AnyFilter::new`]; the speed sweep builds concrete
+/// types, so no figure pays this dispatch per call).
+impl Subject for AnyFilter {
+    fn contender(&self) -> Contender {
+        inner(self).contender()
+    }
+    fn params(&self) -> String {
+        inner(self).params()
+    }
+    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
+        inner_mut(self).insert_each(hashes)
+    }
+    fn count_each(&self, hashes: &[u64]) -> u64 {
+        inner(self).count_each(hashes)
+    }
+    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+        inner(self).count_batched(hashes, out)
+    }
+    fn size_bytes(&self) -> usize {
+        inner(self).size_bytes()
+    }
+    fn model_fpr(&self, items: u64) -> Option<f64> {
+        inner(self).model_fpr(items)
+    }
+}
+
+fn inner(f: &AnyFilter) -> &dyn Subject {
+    match f {
+        AnyFilter::Blocked(b) => b,
+        AnyFilter::Classic(c) => c,
+        AnyFilter::Cuckoo(c) => c,
+    }
+}
+
+fn inner_mut(f: &mut AnyFilter) -> &mut dyn Subject {
+    match f {
+        AnyFilter::Blocked(b) => b,
+        AnyFilter::Classic(c) => c,
+        AnyFilter::Cuckoo(c) => c,
     }
 }
 

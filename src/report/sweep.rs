@@ -586,6 +586,20 @@ pub fn measure_fpr_point(
     seed: u64,
 ) -> Result<FprRow> {
     let mut subject = build_subject(c, items, bits_per_key, seed)?;
+    fpr_row(subject.as_mut(), bits_per_key, items, probes, seed)
+}
+
+/// Fills `subject` (empty) with `items` keys of stream 0, checks they are found, and probes
+/// `probes` keys of stream 1 that were never inserted: the one FPR measurement loop, shared by
+/// the sweep and `linebloom fpr`. `target_bits_per_key` is only recorded.
+pub fn fpr_row(
+    subject: &mut dyn Subject,
+    target_bits_per_key: f64,
+    items: usize,
+    probes: usize,
+    seed: u64,
+) -> Result<FprRow> {
+    let c = subject.contender();
     let inserted: Vec<u64> = (0..items as u64).map(|i| key_hash(seed, 0, i)).collect();
     let mut refused = 0;
     for chunk in inserted.chunks(CHUNK) {
@@ -608,12 +622,16 @@ pub fn measure_fpr_point(
     Ok(FprRow {
         filter: c.name().to_string(),
         peer: c.is_peer(),
-        target_bits_per_key: bits_per_key,
+        target_bits_per_key,
         bits_per_key: bytes as f64 * 8.0 / items as f64,
         params: subject.params(),
         items,
         probes,
-        measured_fpr: false_positives as f64 / probes as f64,
+        measured_fpr: if probes == 0 {
+            0.0
+        } else {
+            false_positives as f64 / probes as f64
+        },
         model_fpr: subject.model_fpr(items as u64 - refused),
         false_positives,
         false_negatives,
