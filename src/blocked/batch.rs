@@ -110,7 +110,7 @@ pub(crate) fn contains_hashes_in(
         return Ok(());
     }
     for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
-        let idx = prefetch_group(lines, hs);
+        let idx = prefetch_group(lines, 0, lines.len(), hs);
         for ((o, &h), &i) in os.iter_mut().zip(hs).zip(&idx) {
             *o = lines[i].test(mask_for(h, k));
         }
@@ -126,7 +126,7 @@ pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usiz
     }
     let mut found = 0;
     for hs in hashes.chunks(GROUP) {
-        let idx = prefetch_group(lines, hs);
+        let idx = prefetch_group(lines, 0, lines.len(), hs);
         for (&h, &i) in hs.iter().zip(&idx) {
             found += usize::from(lines[i].test(mask_for(h, k)));
         }
@@ -143,12 +143,14 @@ fn fits_in_cache(lines: &[Line]) -> bool {
     std::mem::size_of_val(lines) <= CACHED_BYTES
 }
 
-/// The line of each hash of a group (at most [`GROUP`]), each prefetched.
+/// The index in `lines` of each hash of a group (at most [`GROUP`]), each line prefetched.
+/// `lines` hold the filter's lines `first..first + lines.len()` of `total` in all, and every
+/// hash must fall in that range (the whole filter: `first = 0, total = lines.len()`).
 #[inline(always)]
-fn prefetch_group(lines: &[Line], hashes: &[u64]) -> [usize; GROUP] {
+fn prefetch_group(lines: &[Line], first: usize, total: usize, hashes: &[u64]) -> [usize; GROUP] {
     let mut idx = [0usize; GROUP];
     for (slot, &h) in idx.iter_mut().zip(hashes) {
-        *slot = line_index(h, lines.len());
+        *slot = line_index(h, total) - first;
         prefetch(&lines[*slot]);
     }
     idx
@@ -158,11 +160,7 @@ fn prefetch_group(lines: &[Line], hashes: &[u64]) -> [usize; GROUP] {
 /// `total` in all; every hash must fall in that range (the bulk insert partitions so it does).
 fn insert_prefetched(lines: &mut [Line], first: usize, total: usize, hashes: &[u64], k: u32) {
     for hs in hashes.chunks(GROUP) {
-        let mut idx = [0usize; GROUP];
-        for (slot, &h) in idx.iter_mut().zip(hs) {
-            *slot = line_index(h, total) - first;
-            prefetch(&lines[*slot]);
-        }
+        let idx = prefetch_group(lines, first, total, hs);
         for (&h, &i) in hs.iter().zip(&idx) {
             lines[i].set(mask_for(h, k));
         }
