@@ -245,9 +245,9 @@ fn large_filters_on_huge_page_storage_behave_like_small_ones() {
 }
 
 #[test]
-fn grouped_prefetching_lookup_matches_scalar_on_a_filter_past_l2() {
+fn prefetching_lookup_matches_scalar_on_a_filter_past_l2() {
     // 2 MiB of lines: past the size below which the batched lookup runs the plain loop, so the
-    // grouped, prefetching path is the one compared here.
+    // prefetching path is the one compared here.
     let items = 1_600_000;
     let mut f = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
     assert!(f.size_bytes() > 1 << 20);
@@ -263,4 +263,21 @@ fn grouped_prefetching_lookup_matches_scalar_on_a_filter_past_l2() {
     let expected = probe.iter().filter(|&&h| f.contains_hash(h)).count();
     assert_eq!(f.count_contained_hashes(&probe), expected);
     assert!(expected >= 50_003);
+    // Batches shorter than, equal to and just past the prefetch distance (256).
+    for len in [0, 1, 7, 255, 256, 257, 513] {
+        let part = &probe[50_003 - len / 2..50_003 - len / 2 + len];
+        let mut out = vec![false; len];
+        f.contains_hashes(part, &mut out).unwrap();
+        let want: Vec<bool> = part.iter().map(|&h| f.contains_hash(h)).collect();
+        assert_eq!(out, want, "len {len}");
+        assert_eq!(
+            f.count_contained_hashes(part),
+            want.iter().filter(|&&b| b).count()
+        );
+        let mut batched = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+        let mut scalar = batched.clone();
+        batched.insert_hashes(part);
+        part.iter().for_each(|&h| scalar.insert_hash(h));
+        assert_eq!(batched.lines(), scalar.lines(), "len {len}");
+    }
 }

@@ -1,8 +1,9 @@
 //! Batched lookups and inserts (software prefetch) and the rayon bulk insert.
 //!
 //! A lookup in a filter far larger than the last-level cache is one cache miss; the scalar path
-//! waits for each miss in turn. The batched paths compute a group of line addresses first, issue
-//! a prefetch for each, and only then build masks and test, so the misses of a group overlap.
+//! waits for each miss in turn, as many at once as the out-of-order window holds lookups. The
+//! batched paths prefetch the line of the key [`AHEAD`] places ahead before testing each key,
+//! so that many misses are in flight whatever a lookup costs in instructions.
 //! The bulk insert partitions hashes by line range so that each rayon task owns a disjoint,
 //! contiguous run of lines and writes it without atomics; since OR is commutative the result is
 //! bit-identical to inserting the same hashes one by one.
@@ -11,13 +12,16 @@ use crate::prefetch::prefetch;
 use rayon::prelude::*;
 
 use super::simd::{Line, mask_for};
-use super::{BlockedBloom, line_index};
+use super::{BlockedBloom, line_for, line_index};
 use crate::error::{Error, Result};
 
-/// Keys whose lines are computed and prefetched together before any is tested. 16 outstanding
-/// misses is about what one core's fill buffers hold (measured: `benches/lookup.rs`,
-/// `batched/*`; 8 and 32 were within noise of 16 on the 512 MiB filter).
-const GROUP: usize = 16;
+/// How many keys ahead the batched paths prefetch: the misses they keep in flight. Measured on
+/// a 119 MiB filter (`linebloom report --items 100000000 --filters blocked`, one run per value,
+/// Zen 5): batched miss lookups 10.0 ns at 8, 5.5 at 32, 3.9 at 64, 2.8-3.1 at 128, 2.8 at 256,
+/// against 10.8 for the plain loop. A prefetch retires without waiting for its line, so the
+/// misses in flight are no longer bounded by how many lookups the out-of-order window holds;
+/// 256 lines are 16 KiB, well inside L1.
+pub(crate) const AHEAD: usize = 256;
 
 /// Bulk inserts work through their input in blocks of this many hashes, so the partition buffer
 /// stays small (8 MiB) whatever the input size.
@@ -30,7 +34,7 @@ const BULK_MIN: usize = 1 << 14;
 impl BlockedBloom {
     /// Looks up many pre-hashed keys at once: `out[i] = self.contains_hash(hashes[i])`.
     /// Faster than a loop over [`contains_hash`](Self::contains_hash) on filters larger than the
-    /// cache, because the memory misses of each group of keys overlap. An error (and nothing
+    /// cache, because the memory misses of many keys overlap. An error (and nothing
     /// written) when the two slices differ in length.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         contains_hashes_in(&self.lines, self.hashes, hashes, out)
@@ -41,10 +45,11 @@ impl BlockedBloom {
         count_contained_in(&self.lines, self.hashes, hashes)
     }
 
-    /// Inserts many pre-hashed keys on this thread, prefetching each group's lines first.
+    /// Inserts many pre-hashed keys on this thread, prefetching lines ahead as the batched
+    /// lookups do.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         if fits_in_cache(&self.lines) {
-            // As for lookups: nothing to overlap in cache (grouped inserts ran at 0.5x the
+            // As for lookups: nothing to overlap in cache (prefetching inserts ran at 0.5x the
             // plain loop on a 16 KiB filter, `benches/insert.rs`).
             hashes.iter().for_each(|&h| self.insert_hash(h));
             return;
@@ -103,67 +108,68 @@ pub(crate) fn contains_hashes_in(
     out: &mut [bool],
 ) -> Result<()> {
     check_same_len(hashes.len(), out.len())?;
-    if fits_in_cache(lines) {
-        for (o, &h) in out.iter_mut().zip(hashes) {
-            *o = lines[line_index(h, lines.len())].test(mask_for(h, k));
+    let mut out = out.iter_mut();
+    each_prefetched(lines, hashes, |line, h| {
+        if let Some(o) = out.next() {
+            *o = line.test(mask_for(h, k));
         }
-        return Ok(());
-    }
-    for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
-        let idx = prefetch_group(lines, 0, lines.len(), hs);
-        for ((o, &h), &i) in os.iter_mut().zip(hs).zip(&idx) {
-            *o = lines[i].test(mask_for(h, k));
-        }
-    }
+    });
     Ok(())
 }
 
 /// How many of `hashes` may be in `lines`, with the batched lookup.
 pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usize {
-    if fits_in_cache(lines) {
-        let test = |&h: &u64| lines[line_index(h, lines.len())].test(mask_for(h, k));
-        return hashes.iter().filter(|h| test(h)).count();
-    }
     let mut found = 0;
-    for hs in hashes.chunks(GROUP) {
-        let idx = prefetch_group(lines, 0, lines.len(), hs);
-        for (&h, &i) in hs.iter().zip(&idx) {
-            found += usize::from(lines[i].test(mask_for(h, k)));
-        }
-    }
+    each_prefetched(lines, hashes, |line, h| {
+        found += usize::from(line.test(mask_for(h, k)));
+    });
     found
 }
 
 /// Filters this small live in L1/L2, where there is no miss to overlap: the plain loop is
-/// faster than grouping and prefetching (measured with `benches/lookup.rs`: at 16 KiB the
-/// grouped path ran at 0.77x the scalar loop's rate; at 1 MiB it was 1.2x faster).
+/// faster than prefetching ahead.
 const CACHED_BYTES: usize = 256 << 10;
 
 fn fits_in_cache(lines: &[Line]) -> bool {
     std::mem::size_of_val(lines) <= CACHED_BYTES
 }
 
-/// The index in `lines` of each hash of a group (at most [`GROUP`]), each line prefetched.
-/// `lines` hold the filter's lines `first..first + lines.len()` of `total` in all, and every
-/// hash must fall in that range (the whole filter: `first = 0, total = lines.len()`).
+/// Calls `f(line, hash)` for each hash in order, the line of the hash [`AHEAD`] places later
+/// prefetched first, so that up to `AHEAD` misses are in flight whatever `f` costs (a batch
+/// shorter than that has all its lines prefetched before the first call). `lines` must not be
+/// empty (no filter's are).
 #[inline(always)]
-fn prefetch_group(lines: &[Line], first: usize, total: usize, hashes: &[u64]) -> [usize; GROUP] {
-    let mut idx = [0usize; GROUP];
-    for (slot, &h) in idx.iter_mut().zip(hashes) {
-        *slot = line_index(h, total) - first;
-        prefetch(&lines[*slot]);
+fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)) {
+    if fits_in_cache(lines) {
+        hashes.iter().for_each(|&h| f(line_for(lines, h), h));
+        return;
     }
-    idx
+    let head = hashes.len().min(AHEAD);
+    hashes[..head]
+        .iter()
+        .for_each(|&h| prefetch(line_for(lines, h)));
+    for w in hashes.windows(AHEAD + 1) {
+        prefetch(line_for(lines, w[AHEAD]));
+        f(line_for(lines, w[0]), w[0]);
+    }
+    let tail = &hashes[hashes.len().saturating_sub(AHEAD)..];
+    tail.iter().for_each(|&h| f(line_for(lines, h), h));
 }
 
 /// Inserts `hashes` into `lines`, which hold the filter's lines `first..first + lines.len()` of
 /// `total` in all; every hash must fall in that range (the bulk insert partitions so it does).
+/// Prefetches [`AHEAD`] keys ahead, as [`each_prefetched`] does.
 fn insert_prefetched(lines: &mut [Line], first: usize, total: usize, hashes: &[u64], k: u32) {
-    for hs in hashes.chunks(GROUP) {
-        let idx = prefetch_group(lines, first, total, hs);
-        for (&h, &i) in hs.iter().zip(&idx) {
-            lines[i].set(mask_for(h, k));
-        }
+    let at = |h: u64| line_index(h, total) - first;
+    let head = hashes.len().min(AHEAD);
+    hashes[..head].iter().for_each(|&h| prefetch(&lines[at(h)]));
+    for w in hashes.windows(AHEAD + 1) {
+        prefetch(&lines[at(w[AHEAD])]);
+        lines[at(w[0])].set(mask_for(w[0], k));
+    }
+    let tail = &hashes[hashes.len().saturating_sub(AHEAD)..];
+    for &h in tail {
+        lines[at(h)].set(mask_for(h, k));
     }
 }
 

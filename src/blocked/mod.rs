@@ -26,7 +26,8 @@ use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
 use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
-use pages::LineBuf;
+pub(crate) use batch::AHEAD as PREFETCH_AHEAD;
+pub(crate) use pages::LineBuf;
 use simd::mask_for;
 
 /// A register-blocked Bloom filter: one cache line per key.
@@ -182,8 +183,7 @@ impl BlockedBloom {
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let line = line_index(hash, self.lines.len());
-        self.lines[line].test(mask_for(hash, self.hashes))
+        line_for(&self.lines, hash).test(mask_for(hash, self.hashes))
     }
 
     /// Probes per key.
@@ -249,6 +249,25 @@ pub(crate) fn line_index(hash: u64, lines: usize) -> usize {
     reduce(hash, lines)
 }
 
+static EMPTY_LINE: Line = Line::ZERO;
+
+/// The line of `lines` that `hash` belongs to, with no per-key bounds check: lookups are
+/// bound by instructions per key in cache, and the check was two of about twenty (measured with
+/// `linebloom report`, 1 M keys: 1.22 vs 1.49 ns per miss together with the shorter mask of
+/// `simd.rs`). No filter has zero lines; an empty run gets an empty line, never a read out of
+/// bounds. Inserts keep the checked index: without it the insert loop ran 1.6x slower on the
+/// same filter (measured, reason not found).
+#[inline(always)]
+pub(crate) fn line_for(lines: &[Line], hash: u64) -> &Line {
+    let i = line_index(hash, lines.len());
+    if lines.is_empty() {
+        return &EMPTY_LINE;
+    }
+    // SAFETY: `line_index(hash, n)` is `(hash * n) >> 64` on 128 bits, which is below `n`
+    // for every 64-bit `hash` (`hash < 2^64`), and `n = lines.len() >= 1` here.
+    unsafe { lines.get_unchecked(i) }
+}
+
 pub(crate) fn check_hashes(hashes: u32) -> Result<()> {
     if !(1..=MAX_HASHES).contains(&hashes) {
         return Err(Error::InvalidHashes {
@@ -277,4 +296,23 @@ fn check_line_count(n: usize) -> Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_for_stays_in_bounds_for_extreme_hashes() {
+        let lines: Vec<Line> = (0..7u32).map(|i| Line([i; 16])).collect();
+        for n in 1..=lines.len() {
+            for h in [0, 1, u64::MAX / n as u64, u64::MAX - 1, u64::MAX] {
+                let line = line_for(&lines[..n], h);
+                assert_eq!(line, &lines[line_index(h, n)], "n={n} h={h}");
+            }
+        }
+        assert_eq!(line_for(&lines[..1], u64::MAX), &lines[0]);
+        assert_eq!(line_for(&lines[6..], u64::MAX), &lines[6]);
+        assert_eq!(line_for(&[], u64::MAX), &Line::ZERO);
+    }
 }

@@ -12,6 +12,7 @@
 //! Measured effect: README, "Performance".
 
 use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 
 use super::Line;
 use crate::error::{Error, Result};
@@ -22,16 +23,27 @@ pub const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 #[cfg(target_os = "linux")]
 const HUGE_PAGE: usize = 2 << 20;
 
-/// The lines of one filter.
-pub(crate) enum LineBuf {
-    Heap(Vec<Line>),
-    #[cfg(target_os = "linux")]
-    Mapped {
-        map: memmap2::MmapMut,
-        offset: usize,
-        lines: usize,
-    },
+/// The lines of one filter: a pointer and a length (so that every lookup reaches its line with
+/// no branch on where the lines live), and the storage that owns them.
+pub(crate) struct LineBuf {
+    ptr: NonNull<Line>,
+    len: usize,
+    _storage: Storage,
 }
+
+/// Who owns a [`LineBuf`]'s lines; never accessed after construction, only dropped.
+enum Storage {
+    Heap(#[allow(dead_code)] Vec<Line>),
+    #[cfg(target_os = "linux")]
+    Mapped(#[allow(dead_code)] memmap2::MmapMut),
+}
+
+// SAFETY: a `LineBuf` owns its lines exclusively, as the `Vec` or mapping it holds does (both
+// `Send` and `Sync`); shared access gives out `&[Line]` and mutation needs `&mut LineBuf`, so
+// the usual borrow rules apply across threads exactly as for a `Vec<Line>`.
+unsafe impl Send for LineBuf {}
+// SAFETY: see `Send`.
+unsafe impl Sync for LineBuf {}
 
 impl LineBuf {
     /// `n` zeroed lines, on huge pages where that applies. Setting `LINEBLOOM_NO_HUGE_PAGES`
@@ -54,23 +66,33 @@ impl LineBuf {
         }
         let _ = bytes;
         bytemuck::allocation::try_zeroed_vec::<Line>(n)
-            .map(LineBuf::Heap)
+            .map(LineBuf::from)
             .map_err(|_| too_large())
     }
 
     #[cfg(target_os = "linux")]
     fn mapped(lines: usize, bytes: usize) -> std::io::Result<Self> {
-        let map = memmap2::MmapMut::map_anon(bytes + HUGE_PAGE)?;
+        let mut map = memmap2::MmapMut::map_anon(bytes + HUGE_PAGE)?;
         let start = map.as_ptr() as usize;
         let offset = start.next_multiple_of(HUGE_PAGE) - start;
         // Advice is best effort: without it the filter still works, on small pages.
         let _ = map.advise_range(memmap2::Advice::HugePage, offset, bytes);
-        Ok(LineBuf::Mapped { map, offset, lines })
+        // The mapping is page-aligned and `offset` a multiple of 2 MiB, so the cast's alignment
+        // check cannot fail; `offset + bytes` is within the mapping by its size.
+        let ptr = NonNull::from(bytemuck::cast_slice_mut::<u8, Line>(
+            &mut map[offset..offset + bytes],
+        ))
+        .cast();
+        Ok(LineBuf {
+            ptr,
+            len: lines,
+            _storage: Storage::Mapped(map),
+        })
     }
 
     /// Whether the lines live in a huge-page-advised mapping.
     pub(crate) fn is_mapped(&self) -> bool {
-        !matches!(self, LineBuf::Heap(_))
+        !matches!(self._storage, Storage::Heap(_))
     }
 
     /// Bytes of the lines the kernel backs with huge pages right now, from `/proc/self/smaps`
@@ -100,14 +122,19 @@ impl LineBuf {
 }
 
 impl From<Vec<Line>> for LineBuf {
-    fn from(v: Vec<Line>) -> Self {
-        LineBuf::Heap(v)
+    fn from(mut v: Vec<Line>) -> Self {
+        LineBuf {
+            ptr: NonNull::from(v.as_mut_slice()).cast(),
+            len: v.len(),
+            // Moving the `Vec` does not move its heap buffer, which `ptr` points into.
+            _storage: Storage::Heap(v),
+        }
     }
 }
 
 impl FromIterator<Line> for LineBuf {
     fn from_iter<I: IntoIterator<Item = Line>>(iter: I) -> Self {
-        LineBuf::Heap(iter.into_iter().collect())
+        LineBuf::from(iter.into_iter().collect::<Vec<_>>())
     }
 }
 
@@ -121,32 +148,23 @@ impl<'a> IntoIterator for &'a LineBuf {
 
 impl Deref for LineBuf {
     type Target = [Line];
-    // Inlined: every lookup goes through here, and an out-of-line call (what the compiler chose
-    // across codegen units) doubled the cost of an in-cache lookup.
+    // Inlined, and free of branches: every lookup goes through here. An out-of-line call (what
+    // the compiler chose across codegen units) doubled the cost of an in-cache lookup, and a
+    // match on where the lines live kept the compiler from hoisting it out of lookup loops.
     #[inline(always)]
     fn deref(&self) -> &[Line] {
-        match self {
-            LineBuf::Heap(v) => v,
-            #[cfg(target_os = "linux")]
-            LineBuf::Mapped { map, offset, lines } => {
-                // The mapping is page-aligned and `offset` a multiple of 2 MiB, so the cast's
-                // alignment check cannot fail; its length is exact by construction.
-                bytemuck::cast_slice(&map[*offset..*offset + lines * std::mem::size_of::<Line>()])
-            }
-        }
+        // SAFETY: `ptr` and `len` describe the lines `_storage` owns (set together at
+        // construction and never changed), which live, initialised and unmoved, as long as
+        // `self`; `&self` rules out a concurrent `&mut`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
 impl DerefMut for LineBuf {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [Line] {
-        match self {
-            LineBuf::Heap(v) => v,
-            #[cfg(target_os = "linux")]
-            LineBuf::Mapped { map, offset, lines } => bytemuck::cast_slice_mut(
-                &mut map[*offset..*offset + *lines * std::mem::size_of::<Line>()],
-            ),
-        }
+        // SAFETY: as in `deref`; `&mut self` makes this the only access to the lines.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 
@@ -159,7 +177,7 @@ impl Clone for LineBuf {
             }
             // Same size as a buffer that exists; if even that fails, the heap copy below
             // reports it the way `Vec` does.
-            Err(_) => LineBuf::Heap(self.to_vec()),
+            Err(_) => LineBuf::from(self.to_vec()),
         }
     }
 }
@@ -195,7 +213,7 @@ mod tests {
     fn mapped_and_heap_buffers_behave_alike() {
         let n = HUGE_PAGE_MIN_BYTES / 64 + 3;
         let mut big = LineBuf::zeroed(n).unwrap();
-        let mut small = LineBuf::Heap(vec![Line::ZERO; n]);
+        let mut small = LineBuf::from(vec![Line::ZERO; n]);
         assert_eq!(big.len(), n);
         assert!(big.iter().all(|l| *l == Line::ZERO));
         assert_eq!(big.as_ptr() as usize % 64, 0);

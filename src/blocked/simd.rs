@@ -84,8 +84,9 @@ const SALTS: [u32; 16] = [
     0x9b05_688d,
 ];
 
-/// Lane `2w` holds the salt of word `w`'s first bit and lane `2w + 1` that of its second, so
-/// that, seen as eight `u64`, lane `w` of `(x * SALT_BOTH) >> 26` is `first | second << 32`.
+/// Lane `w` of `x * SALT_BOTH`, seen as eight `u64`, holds `x * salt[w]` in its high half
+/// and `x * salt[w + 8]` in its low half (mod 2^32 each), so word `w`'s first bit position is
+/// the lane's top 6 bits (one shift) and its second bit position bits 26..32.
 const SALT_BOTH: u32x16 = interleaved();
 
 const fn interleaved() -> u32x16 {
@@ -98,20 +99,26 @@ const fn interleaved() -> u32x16 {
         } else {
             (2 * w + 1, 2 * w)
         };
-        out[lo] = SALTS[w];
-        out[hi] = SALTS[w + 8];
+        out[hi] = SALTS[w];
+        out[lo] = SALTS[w + 8];
         w += 1;
     }
     u32x16::new(out)
 }
 
-/// `ENABLE[k - 1][r]`: all ones in the words where a key with `k` probes and rotation `r` puts
-/// its first bit (`.0`) and its second bit (`.1`), zeros elsewhere. 16 KiB in all; a filter
-/// touches only the 1 KiB of its own k.
-static ENABLE: [[([u64; 8], [u64; 8]); 8]; 16] = enable_table();
+/// One enable pattern: all ones in the words a key's probes use, zeros elsewhere.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Enable([u64; 8]);
 
-const fn enable_table() -> [[([u64; 8], [u64; 8]); 8]; 16] {
-    let mut t = [[([0u64; 8], [0u64; 8]); 8]; 16];
+/// `ENABLE_FIRST[k - 1][r]`: the words where a key with `k` probes and rotation `r` puts its
+/// first bit; `ENABLE_SECOND` the same for its second bit. 8 KiB each; a filter touches only
+/// the 512 bytes of its own k (twice that when k > 8).
+static ENABLE_FIRST: [[Enable; 8]; 16] = enable_table(0);
+static ENABLE_SECOND: [[Enable; 8]; 16] = enable_table(8);
+
+const fn enable_table(slot_offset: usize) -> [[Enable; 8]; 16] {
+    let mut t = [[Enable([0u64; 8]); 8]; 16];
     let mut k = 1;
     while k <= 16 {
         let mut r = 0;
@@ -119,11 +126,8 @@ const fn enable_table() -> [[([u64; 8], [u64; 8]); 8]; 16] {
             let mut w = 0;
             while w < 8 {
                 let slot = (w + 8 - r) % 8;
-                if slot < k {
+                if slot + slot_offset < k {
                     t[k - 1][r].0[w] = u64::MAX;
-                }
-                if slot + 8 < k {
-                    t[k - 1][r].1[w] = u64::MAX;
                 }
                 w += 1;
             }
@@ -141,23 +145,22 @@ const fn enable_table() -> [[([u64; 8], [u64; 8]); 8]; 16] {
 /// variable shifts place them, and the rotation's enable pattern comes from a table. The first
 /// version computed the enable pattern with compares and placed bits with 32-bit shifts on
 /// paired lanes: 1.3-1.8x slower per in-L1 lookup for the same bits (measured in one run on
-/// this Zen 3 / AVX2 machine, where `wide` emulates unsigned compares with two instructions).
+/// a Zen 3 / AVX2 machine, where `wide` emulates unsigned compares with two instructions).
 #[inline(always)]
 pub fn mask_for(hash: u64, hashes: u32) -> Mask {
     let x = u32x16::splat(hash as u32);
-    let both: u64x8 = bytemuck::cast((x * SALT_BOTH) >> 26);
-    let (en_first, en_second) =
-        &ENABLE[(hashes.wrapping_sub(1) & 15) as usize][((hash >> 32) & 7) as usize];
+    let prod: u64x8 = bytemuck::cast(x * SALT_BOTH);
+    let k = (hashes.wrapping_sub(1) & 15) as usize;
+    let r = ((hash >> 32) & 7) as usize;
     let one = u64x8::splat(1);
-    let first = (one << (both & u64x8::splat(63))) & u64x8::new(*en_first);
-    // Up to 8 probes use only the first bit of each word; skipping the second drops 8 of the
-    // ~30 vector instructions per key on AVX2 (a branch on the filter's k, taken the same way
-    // on every call). On this shared machine the timing gain was within run-to-run noise
-    // (best runs 385 vs 352 M lookups/s in L1).
+    let first = (one << (prod >> 58)) & u64x8::new(ENABLE_FIRST[k][r].0);
+    // Up to 8 probes use only the first bit of each word; skipping the second drops a third of
+    // the vector instructions per key (a branch on the filter's k, taken the same way on every
+    // call, and hoisted out of lookup loops by the compiler).
     if hashes <= 8 {
         return Mask(bytemuck::cast(first));
     }
-    let second = (one << (both >> 32)) & u64x8::new(*en_second);
+    let second = (one << ((prod >> 26) & u64x8::splat(63))) & u64x8::new(ENABLE_SECOND[k][r].0);
     Mask(bytemuck::cast(first | second))
 }
 

@@ -343,17 +343,20 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
          again; a larger one is built once, in timed chunks shared in turn with the bulk \
          inserts, so its slowest insert sample is the first chunk (which takes the page \
          faults). **hit** / **miss**: looking up inserted / never-inserted keys one at a time. \
-         **batched**: the same keys through the filter's batched lookup, which computes a \
-         group of addresses and prefetches them before testing. A lookup batch is {} random \
+         **batched**: the same keys through the filter's batched lookup, which prefetches \
+         the line of the key {} places ahead before testing each key. A lookup batch is {} random \
          keys, so repeated batches touch more lines than a 32 MiB cache holds. The keys of a \
          loop are independent, so the processor overlaps their cache misses: these are \
          throughput figures, not latencies.",
+        crate::blocked::PREFETCH_AHEAD,
         c.lookups
     );
     let _ = writeln!(
         w,
         "- **memory limit**: what reading one random 64-byte line from a buffer of the same \
-         size costs (the faster of independent loads and prefetched loads). A lookup that \
+         size, allocated as the blocked filter's lines are (huge pages from 8 MiB up), costs: \
+         the faster of independent loads and loads prefetched as the batched lookups do. A \
+         lookup that \
          touches one line cannot beat it; the **× limit** columns divide each lookup figure \
          by it, so 1.0× means the filter runs at the memory system's speed and 7× means it \
          pays about seven line reads per key. The latency column (dependent loads) is what a \
