@@ -93,10 +93,13 @@ fn integer_and_string_keys() {
 
 #[test]
 fn bulk_insert_is_bit_identical_with_many_threads() {
-    // Large enough that the partitioned path runs (not the sequential fallback), with a
-    // partial last block and thread counts that do not divide the line count.
+    // Large enough that the partitioned path runs (not the sequential fallback: the filter is
+    // past 8 MiB and the input past 16 Ki hashes), with a partial last block and thread counts
+    // that do not divide the line count.
     let hs = hashes(3, 3_000_000);
-    let mut sequential = BlockedBloom::with_bits_per_key(hs.len(), 10.0).unwrap();
+    let items = 7_000_000;
+    let mut sequential = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+    assert!(sequential.size_bytes() > 8 << 20);
     for &h in &hs {
         sequential.insert_hash(h);
     }
@@ -105,7 +108,7 @@ fn bulk_insert_is_bit_identical_with_many_threads() {
             .num_threads(threads)
             .build()
             .unwrap();
-        let mut bulk = BlockedBloom::with_bits_per_key(hs.len(), 10.0).unwrap();
+        let mut bulk = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
         pool.install(|| bulk.par_insert_hashes(&hs));
         assert!(bulk == sequential, "{threads} threads");
     }

@@ -27,6 +27,7 @@ use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
 pub(crate) use batch::AHEAD as PREFETCH_AHEAD;
+pub use pages::HUGE_PAGE_MIN_BYTES;
 pub(crate) use pages::LineBuf;
 use simd::mask_for;
 

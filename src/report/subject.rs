@@ -162,6 +162,11 @@ pub trait Subject: Send + Sync {
     fn is_static(&self) -> bool {
         false
     }
+    /// Bytes of the filter the kernel backs with transparent huge pages; `None` when the
+    /// filter does not ask for them (or the system cannot tell).
+    fn huge_page_bytes(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Builds an empty contender for `items` keys at (about) `bits_per_key` bits each. Peers that
@@ -262,6 +267,9 @@ impl Subject for BlockedBloom {
     }
     fn size_bytes(&self) -> usize {
         BlockedBloom::size_bytes(self)
+    }
+    fn huge_page_bytes(&self) -> Option<usize> {
+        BlockedBloom::huge_page_bytes(self)
     }
     fn model_fpr(&self, items: u64) -> Option<f64> {
         Some(self.expected_fpr(items))

@@ -125,6 +125,9 @@ pub struct SpeedRow {
     pub hits_not_found: u64,
     /// Inserts the filter refused (a full cuckoo table) during the kept fill.
     pub insert_failures: u64,
+    /// Bytes of the filled filter on transparent huge pages (blocked filters; `None` for the
+    /// others, and where the system cannot tell).
+    pub huge_page_bytes: Option<usize>,
 }
 
 /// One filter's bulk insert at one size and thread count.
@@ -571,6 +574,7 @@ fn measure_speed(
         model_fpr: subject.model_fpr((items as u64).saturating_sub(fill.refused)),
         hits_not_found,
         insert_failures: fill.refused,
+        huge_page_bytes: subject.huge_page_bytes(),
     };
     Ok((row, bulk))
 }

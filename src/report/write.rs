@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use super::byte_size::format_byte_size;
 use super::measure::Stat;
 use super::sweep::Report;
+use crate::blocked::HUGE_PAGE_MIN_BYTES;
 use crate::error::{Error, Result};
 
 /// The Markdown report's file name.
@@ -420,7 +421,7 @@ fn write_speed_tables(w: &mut String, report: &Report) {
              | FPR measured | FPR model |"
         );
         let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
-        for r in rows {
+        for r in &rows {
             let mut notes = String::new();
             if r.hits_not_found > 0 {
                 let _ = write!(notes, " ({} hits not found)", r.hits_not_found);
@@ -445,6 +446,17 @@ fn write_speed_tables(w: &mut String, report: &Report) {
             );
         }
         let _ = writeln!(w);
+        for r in rows.iter().filter(|r| r.bytes >= HUGE_PAGE_MIN_BYTES) {
+            if let Some(huge) = r.huge_page_bytes {
+                let _ = writeln!(
+                    w,
+                    "{} on transparent huge pages: {} of {}.\n",
+                    r.filter,
+                    format_byte_size(huge),
+                    format_byte_size(r.bytes)
+                );
+            }
+        }
     }
 }
 

@@ -198,6 +198,14 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
     if recorded > 0 {
         json["model_fpr_at_recorded_items"] = filter.expected_fpr(recorded).into();
     }
+    // Whether the loaded lines got transparent huge pages (filters of 8 MiB and up ask).
+    let huge = match &filter {
+        AnyFilter::Blocked(f) => f.huge_page_bytes(),
+        _ => None,
+    };
+    if let Some(huge) = huge {
+        json["huge_page_bytes"] = huge.into();
+    }
     if args.json {
         println!("{json}");
         return Ok(());
@@ -218,6 +226,9 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
     println!("bits per key      {bits_per_key:.3}");
     println!("fill ratio        {:.4}", filter.fill_ratio());
     println!("current FPR       {:.5} %", filter.current_fpr() * 100.0);
+    if let Some(huge) = huge {
+        println!("huge pages        {huge} of {size_bytes} bytes (asked for from 8 MiB up)");
+    }
     if recorded > 0 {
         println!(
             "model FPR         {:.5} % (at the recorded items)",
