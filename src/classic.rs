@@ -755,6 +755,34 @@ mod tests {
         assert!(dyn_f.contains_hashes(&[42], &mut out).is_err());
     }
 
+    /// The unrolled scalar paths against the plain `DoubleHash` iterator, for every probe count
+    /// that `with_fixed_hashes!` turns into a literal and some beyond.
+    #[test]
+    fn scalar_paths_set_and_test_the_double_hash_bits() {
+        for k in (1..=20).chain([31, 64]) {
+            let m = 10_007;
+            let mut f = ClassicBloom::with_bits(m, k, 5).unwrap();
+            let mut reference = vec![0u64; (m as usize).div_ceil(64)];
+            for i in 0..300 {
+                let h = mix64(i);
+                f.insert_hash(h);
+                for probe in DoubleHash::new(h).take(k as usize) {
+                    let (word, bit) = locate(reduce(probe, m as usize));
+                    reference[word] |= bit;
+                }
+                assert_eq!(f.words(), reference, "k = {k}, key {i}");
+            }
+            for i in 0..5_000 {
+                let h = mix64(i);
+                let expected = DoubleHash::new(h).take(k as usize).all(|probe| {
+                    let (word, bit) = locate(reduce(probe, m as usize));
+                    reference[word] & bit != 0
+                });
+                assert_eq!(f.contains_hash(h), expected, "k = {k}, key {i}");
+            }
+        }
+    }
+
     #[test]
     fn insert_groups_are_never_empty() {
         assert_eq!(insert_group(1), 64);
