@@ -28,7 +28,9 @@ use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::limit::{MemoryLimit, probe_memory};
 use super::machine::{Machine, utc_now};
-use super::measure::{Pinning, Stat, ns_per_op, pin_current_thread, sample_batch, thread_pool};
+use super::measure::{
+    Pinning, Stat, ns_per_op, pin_current_thread, sample_batch, thread_pool, unpinned,
+};
 use super::subject::{Contender, Subject, build_subject};
 use crate::error::{Error, Result};
 use crate::hash::{mix64, reduce};
@@ -357,7 +359,7 @@ fn insert_with(method: Method<'_>, s: &mut Box<dyn Subject>, hashes: &[u64]) -> 
         Method::OneByOne => s.insert_each(hashes),
         Method::Parallel(pool) => {
             let s: &mut dyn Subject = &mut **s;
-            pool.install(|| s.par_insert(hashes))
+            unpinned(|| pool.install(|| s.par_insert(hashes)))
                 .unwrap_or(Ok(()))
                 .map(|()| 0)
         }

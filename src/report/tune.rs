@@ -545,7 +545,8 @@ pub fn measure(rec: &Recommendation, budget: MeasureBudget, seed: u64) -> Result
         match &pool {
             Some(pool) => {
                 let s = &mut *subject;
-                pool.install(|| s.par_insert(&buffer)).unwrap_or(Ok(()))?
+                super::measure::unpinned(|| pool.install(|| s.par_insert(&buffer)))
+                    .unwrap_or(Ok(()))?
             }
             None => {
                 subject.insert_each(&buffer)?;
