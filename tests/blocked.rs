@@ -93,9 +93,9 @@ fn integer_and_string_keys() {
 
 #[test]
 fn bulk_insert_is_bit_identical_with_many_threads() {
-    // Large enough that the partitioned path runs (not the sequential fallback: the filter is
-    // past 8 MiB and the input past 16 Ki hashes), with a partial last block and thread counts
-    // that do not divide the line count.
+    // Large enough that the parallel path runs (not the sequential fallback: the input is past
+    // 16 Ki hashes and a task's buffer fills several times), on huge-page storage (past
+    // 8 MiB), with thread counts that do not divide the line count.
     let hs = hashes(3, 3_000_000);
     let items = 7_000_000;
     let mut sequential = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();

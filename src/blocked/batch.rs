@@ -30,11 +30,6 @@ const SCAN_BUF: usize = 4096;
 /// than the threads win.
 const BULK_MIN: usize = 1 << 14;
 
-/// Filters smaller than this are filled by one thread: their lines sit in the caches, where
-/// one core inserts about as fast as two that each scan all the hashes (`linebloom report`,
-/// 1.19 MiB filter: 2 threads at 0.94-1.04x one).
-const BULK_MIN_BYTES: usize = 8 << 20;
-
 impl BlockedBloom {
     /// Looks up many pre-hashed keys at once: `out[i] = self.contains_hash(hashes[i])`.
     /// Faster than a loop over [`contains_hash`](Self::contains_hash) on filters larger than the
@@ -64,14 +59,13 @@ impl BlockedBloom {
 
     /// Inserts many pre-hashed keys with all of rayon's threads. Bit-identical to
     /// [`insert_hashes`](Self::insert_hashes): each task owns one contiguous run of lines and
-    /// inserts only the hashes that fall in it. Runs on one thread for fewer than 16 Ki hashes
-    /// or a filter under 8 MiB. On this repository's 2-core VM, 2 threads fill a 119 MiB filter
-    /// at 1.1-1.4x the one-thread rate, where two threads doing nothing but prefetched
+    /// inserts only the hashes that fall in it. Runs on one thread for fewer than 16 Ki hashes.
+    /// On this repository's 2-core VM, 2 threads fill a 119 MiB filter
+    /// at 1.1-1.4x the one-thread rate (a 1.19 MiB one at 1.12-1.14x), where two threads doing nothing but prefetched
     /// read-modify-writes of random lines reach 1.43x (README, "Performance").
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         let threads = rayon::current_num_threads();
-        let bytes = std::mem::size_of_val(&*self.lines);
-        if threads <= 1 || hashes.len() < BULK_MIN || bytes < BULK_MIN_BYTES {
+        if threads <= 1 || hashes.len() < BULK_MIN || self.lines.len() < threads {
             self.insert_hashes(hashes);
             return;
         }
