@@ -83,6 +83,7 @@
 //! # Ok::<(), linebloom::Error>(())
 //! ```
 
+use crate::blocked::{Line, LineBuf, zeroed_lines};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
 use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::{DEFAULT_SEED, Key, mix64, reduce};
@@ -127,10 +128,15 @@ macro_rules! by_width {
 /// the layout, the alternate index and the no-loss eviction.
 #[derive(Clone, PartialEq, Eq)]
 pub struct CuckooFilter {
-    /// The buckets as bytes (bucket `b` at `b * bucket_bytes`), held in `u64` words so the
-    /// allocation is word-aligned and zeroed by the allocator; the last word is zero-padded (the
-    /// 8-byte load of the last 6-byte bucket reads 2 bytes past it).
-    table: Vec<u64>,
+    /// The buckets as bytes (bucket `b` at `b * bucket_bytes`), held in the blocked engine's
+    /// 64-byte lines: zeroed by the allocator or the kernel, and on transparent huge pages from
+    /// 8 MiB up, where a lookup's two random buckets would otherwise also cost two TLB misses.
+    /// The bytes past the buckets are zero (the 8-byte load of the last 6-byte bucket reads 2
+    /// bytes past it).
+    table: LineBuf,
+    /// Bytes of the table counted as filter data: the buckets and their padding, rounded up to
+    /// whole `u64` words (the lines' last few bytes are not counted).
+    table_len: usize,
     buckets: usize,
     fingerprint_bits: u32,
     len: usize,
@@ -258,16 +264,18 @@ impl CuckooFilter {
     /// `fingerprint_bits`-bit fingerprints (8, 12 or 16).
     pub fn with_buckets(buckets: usize, fingerprint_bits: u32, seed: u64) -> Result<Self> {
         check_fingerprint_bits(fingerprint_bits)?;
-        let words = table_words(buckets, fingerprint_bits)?;
-        let table = bytemuck::allocation::try_zeroed_vec::<u64>(words).map_err(|_| {
-            Error::InvalidParameter {
-                name: "buckets",
-                value: buckets.to_string(),
-                allowed: "a number whose table fits in memory",
-            }
-        })?;
+        let table_len = table_words(buckets, fingerprint_bits)? * std::mem::size_of::<u64>();
+        let table =
+            zeroed_lines(table_len.div_ceil(std::mem::size_of::<Line>())).map_err(|_| {
+                Error::InvalidParameter {
+                    name: "buckets",
+                    value: buckets.to_string(),
+                    allowed: "a number whose table fits in memory",
+                }
+            })?;
         Ok(Self {
             table,
+            table_len,
             buckets,
             fingerprint_bits,
             len: 0,
@@ -302,7 +310,7 @@ impl CuckooFilter {
         }
         let mut filter = Self::with_buckets(buckets, fingerprint_bits, seed)?;
         let used = table.len();
-        bytemuck::cast_slice_mut::<u64, u8>(&mut filter.table)[..used].copy_from_slice(table);
+        bytemuck::cast_slice_mut::<Line, u8>(&mut filter.table)[..used].copy_from_slice(table);
         let occupied = filter.count_occupied();
         if occupied != len {
             return Err(Error::Corrupt(format!(
@@ -408,7 +416,7 @@ impl CuckooFilter {
 
     /// Bytes of filter data (the table, with its few bytes of padding).
     pub fn size_bytes(&self) -> usize {
-        self.table.len() * std::mem::size_of::<u64>()
+        self.table_len
     }
 
     /// The memory cost per key of a filter filled to the 95 % target load:
@@ -426,7 +434,7 @@ impl CuckooFilter {
 
     /// Removes every key.
     pub fn clear(&mut self) {
-        self.table.fill(0);
+        self.table.fill(Line::ZERO);
         self.len = 0;
     }
 
@@ -437,7 +445,7 @@ impl CuckooFilter {
     }
 
     fn bytes(&self) -> &[u8] {
-        bytemuck::cast_slice(&self.table)
+        &bytemuck::cast_slice(&self.table)[..self.table_len]
     }
 
     fn count_occupied(&self) -> usize {
@@ -474,7 +482,7 @@ impl CuckooFilter {
     #[inline(always)]
     fn insert_with<const F: u32>(&mut self, hash: u64) -> Result<()> {
         let (i1, fp, i2) = candidates::<F>(hash, self.buckets);
-        let t = bytemuck::cast_slice_mut::<u64, u8>(&mut self.table);
+        let t = bytemuck::cast_slice_mut::<Line, u8>(&mut self.table);
         if put::<F>(t, i1, fp) || put::<F>(t, i2, fp) {
             self.len += 1;
             return Ok(());
@@ -494,7 +502,7 @@ impl CuckooFilter {
         i2: usize,
     ) -> Result<()> {
         let n = self.buckets;
-        let t = bytemuck::cast_slice_mut::<u64, u8>(&mut self.table);
+        let t = bytemuck::cast_slice_mut::<Line, u8>(&mut self.table);
         // The walk's randomness comes from the key's own hash, so an insert is deterministic
         // (a filter built twice from the same keys is bit-identical) without an RNG in the
         // filter.
@@ -538,7 +546,7 @@ impl CuckooFilter {
     #[inline(always)]
     fn remove_with<const F: u32>(&mut self, hash: u64) -> bool {
         let (i1, fp, i2) = candidates::<F>(hash, self.buckets);
-        let t = bytemuck::cast_slice_mut::<u64, u8>(&mut self.table);
+        let t = bytemuck::cast_slice_mut::<Line, u8>(&mut self.table);
         if take::<F>(t, i1, fp) || take::<F>(t, i2, fp) {
             self.len -= 1;
             return true;
