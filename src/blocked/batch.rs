@@ -60,9 +60,10 @@ impl BlockedBloom {
     /// Inserts many pre-hashed keys with all of rayon's threads. Bit-identical to
     /// [`insert_hashes`](Self::insert_hashes): each task owns one contiguous run of lines and
     /// inserts only the hashes that fall in it. Runs on one thread for fewer than 16 Ki hashes.
-    /// On this repository's 2-core VM, 2 threads fill a 119 MiB filter
-    /// at 1.1-1.4x the one-thread rate (a 1.19 MiB one at 1.12-1.14x), where two threads doing nothing but prefetched
-    /// read-modify-writes of random lines reach 1.43x (README, "Performance").
+    /// On this repository's 2-core VM, 2 threads fill a 119 MiB filter at 1.33-1.39x the
+    /// one-thread rate (a 1.19 MiB one at 1.12-1.14x); two threads each filling a filter of
+    /// their own reach 1.97x (`cargo run --release --example insert_ceiling`): the rest is the
+    /// cost of every task reading every hash.
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         let threads = rayon::current_num_threads();
         if threads <= 1 || hashes.len() < BULK_MIN || self.lines.len() < threads {
@@ -72,9 +73,9 @@ impl BlockedBloom {
         // Each task owns one contiguous run of lines and scans the whole input, keeping the
         // hashes of its run in a small buffer (branch-free) that it inserts whenever it fills.
         // No partition is written to memory and nothing is allocated per call. The first
-        // version partitioned each block of hashes into per-part vectors first: 0.66x the
-        // one-thread rate on 2 threads in the report (its allocations fault in fresh pages on
-        // every call), against the figures in the README for this one.
+        // version partitioned each block of hashes into per-part vectors first (and a counting
+        // sort into one buffer per thread was tried): no faster than one thread on 2 threads
+        // at 119 MiB, in runs with the pools correctly pinned, against 1.33-1.39x for this one.
         let total = self.lines.len();
         let per_task = total.div_ceil(threads);
         let k = self.hashes;
@@ -83,11 +84,14 @@ impl BlockedBloom {
             .enumerate()
             .for_each(|(task, lines)| {
                 let first = task * per_task;
+                // The line index is monotonic in the hash, so a run of lines is a range of
+                // hashes, and picking a task's hashes takes a subtraction and a compare.
+                let (lo, width) = hash_range(first, lines.len(), total);
                 let mut buf = [0u64; SCAN_BUF];
                 let mut held = 0;
                 for &h in hashes {
                     buf[held] = h;
-                    held += usize::from(line_index(h, total).wrapping_sub(first) < lines.len());
+                    held += usize::from(h.wrapping_sub(lo) < width);
                     if held == SCAN_BUF {
                         insert_prefetched(lines, first, total, &buf, k);
                         held = 0;
@@ -96,6 +100,16 @@ impl BlockedBloom {
                 insert_prefetched(lines, first, total, &buf[..held], k);
             });
     }
+}
+
+/// The hashes whose line (`line_index(h, total)`) lies in `first..first + lines`, as
+/// `lo..lo + width`: `line_index(h, n) >= f` exactly when `h * n >= f * 2^64`, that is when
+/// `h >= ceil(f * 2^64 / n)`. Needs `lines < total` (so the range is narrower than 2^64) and
+/// `first + lines <= total`.
+fn hash_range(first: usize, lines: usize, total: usize) -> (u64, u64) {
+    let bound = |line: usize| ((line as u128) << 64).div_ceil(total as u128);
+    let (lo, hi) = (bound(first), bound(first + lines));
+    (lo as u64, (hi - lo) as u64)
 }
 
 /// The batched lookup over any run of lines with `k` probes per key: the one implementation
@@ -182,4 +196,36 @@ fn check_same_len(hashes: usize, out: usize) -> Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::mix64;
+
+    #[test]
+    fn hash_range_holds_exactly_the_hashes_of_its_lines() {
+        for total in [2usize, 3, 7, 1000, 1 << 20, 3 << 40] {
+            for (first, lines) in [(0, 1), (1, 1), (0, total - 1), (total / 3, total / 3 + 1)] {
+                let (lo, width) = hash_range(first, lines, total);
+                let inside = |h: u64| h.wrapping_sub(lo) < width;
+                let probes = (0..2000u64).map(mix64).chain([
+                    0,
+                    u64::MAX,
+                    lo,
+                    lo.wrapping_sub(1),
+                    lo.wrapping_add(width),
+                    lo.wrapping_add(width).wrapping_sub(1),
+                ]);
+                for h in probes {
+                    let line = line_index(h, total);
+                    assert_eq!(
+                        inside(h),
+                        (first..first + lines).contains(&line),
+                        "total {total} first {first} lines {lines} h {h:#x}"
+                    );
+                }
+            }
+        }
+    }
 }
