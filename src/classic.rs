@@ -135,11 +135,12 @@ const INSERT_PREFETCHES: usize = 64;
 /// than the threads win.
 const PAR_MIN_HASHES: usize = 1 << 14;
 
-/// Below this many words (1 MiB, the size of a large L2 cache) the bulk insert runs on the
-/// calling thread: a filter that fits in cache is written faster by one core with plain stores
-/// than by several with locked ORs that pass its cache lines back and forth (2-core VM above,
-/// 128 KiB filter: 22 ns/key on one thread, 42 on two).
-const PAR_MIN_WORDS: usize = 1 << 17;
+/// Below this many words (32 MiB, the size of a large L3 cache) the bulk insert runs on the
+/// calling thread: a filter the caches hold is written faster by one core with plain stores
+/// than by several with locked ORs that pass its cache lines back and forth. `linebloom
+/// report` on a 2-core Zen 5 VM (results/report.md), 2 threads against 1: 0.45x at 1 MiB,
+/// 0.87x at 16 MiB, 1.32x at 256 MiB.
+const PAR_MIN_WORDS: usize = 1 << 22;
 
 /// Hashes per rayon task in the bulk insert: large enough to amortise the task, small enough to
 /// balance the load.

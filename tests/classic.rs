@@ -108,24 +108,29 @@ proptest! {
     }
 }
 
+/// Bits of the filters the bulk-insert tests use: just past the size below which
+/// `par_insert_hashes` runs on the calling thread (32 MiB), so its threads run.
+const BULK_BITS: u64 = 64 * (1 << 22) + 13;
+
 #[test]
 fn bulk_insert_is_bit_identical_with_many_threads() {
-    // 1M hashes into 1.25 MB: above the sizes below which `par_insert_hashes` stays on the
+    // 1M hashes into a filter just past the 32 MiB below which `par_insert_hashes` stays on the
     // calling thread, with a partial last chunk and thread counts that do not divide the work.
     let hs = hashes(3, 1_000_003);
-    let mut sequential = ClassicBloom::with_bits_per_key(hs.len(), 10.0).unwrap();
+    let filter = || ClassicBloom::with_bits(BULK_BITS, 7, 1).unwrap();
+    let mut sequential = filter();
     for &h in &hs {
         sequential.insert_hash(h);
     }
-    let mut batched = ClassicBloom::with_bits_per_key(hs.len(), 10.0).unwrap();
+    let mut batched = filter();
     batched.insert_hashes(&hs);
     assert!(batched == sequential);
     for threads in [2, 3, 4] {
-        let mut bulk = ClassicBloom::with_bits_per_key(hs.len(), 10.0).unwrap();
+        let mut bulk = filter();
         pool(threads).install(|| bulk.par_insert_hashes(&hs));
         assert!(bulk == sequential, "{threads} threads");
         // Filling in two rounds gives the same bits as one.
-        let mut halves = ClassicBloom::with_bits_per_key(hs.len(), 10.0).unwrap();
+        let mut halves = filter();
         let (a, b) = hs.split_at(400_001);
         pool(threads).install(|| {
             halves.par_insert_hashes(a);
@@ -137,11 +142,11 @@ fn bulk_insert_is_bit_identical_with_many_threads() {
 
 #[test]
 fn bulk_insert_is_bit_identical_under_contention() {
-    // A filter just above the 1 MiB below which `par_insert_hashes` stays on one thread, with 16
-    // probes per key so that threads often write the same words at once, and about half its
+    // A filter just above the 32 MiB below which `par_insert_hashes` stays on one thread, with
+    // 16 probes per key so that threads often write the same words at once, and about half its
     // bits set at the end so that a lost OR would show.
-    let bits = 64 * (1 << 17) + 13;
-    let hs = hashes(4, 400_000);
+    let bits = BULK_BITS;
+    let hs = hashes(4, 11_700_000);
     let mut sequential = ClassicBloom::with_bits(bits, 16, 5).unwrap();
     sequential.insert_hashes(&hs);
     let ones = sequential.count_ones() as f64 / bits as f64;
