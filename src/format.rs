@@ -16,7 +16,7 @@
 //! | 0 | 8 | magic `b"LINEBLM\0"` ([`MAGIC`]) |
 //! | 8 | 2 | format version (`u16`, [`VERSION`] = 1) |
 //! | 10 | 1 | filter kind: 1 blocked, 2 classic, 3 cuckoo |
-//! | 11 | 1 | hash scheme ([`HASH_SCHEME_V1`] = 1) |
+//! | 11 | 1 | hash scheme ([`HASH_SCHEME`] = 2) |
 //! | 12 | 4 | header length (`u32`, 64 in version 1: the payload's offset) |
 //! | 16 | 8 | hash seed |
 //! | 24 | 8 | items inserted, as the writer knew it (0: not recorded; cuckoo: its `len`) |
@@ -39,9 +39,10 @@
 //!   victim fields are always 0; they are reserved so that a filter which keeps one can be stored
 //!   without a new layout.
 //!
-//! Hash scheme 1 is this crate's key hashing ([`crate::hash`]: xxh3-64 of the key's bytes with
-//! the seed, integers as little-endian bytes) followed by each kind's version-1 placement of a
-//! hash into bits or buckets. A change to either gets a new scheme number (and the golden files
+//! Hash scheme 2 is this crate's key hashing ([`crate::hash`]: xxh3-64 of the key's bytes with
+//! the seed, integers as little-endian bytes) followed by each kind's placement of a hash into
+//! bits or buckets (scheme 1 differed in the classic and cuckoo placements; see
+//! [`HASH_SCHEME`]). A change to either gets a new scheme number (and the golden files
 //! in `tests/data/` fail until it does). Filters filled through the `*_hash` methods depend on
 //! the caller's hash function too, which the format cannot record.
 //!
@@ -75,8 +76,11 @@ pub const VERSION: u16 = 1;
 pub const HEADER_LEN: usize = 64;
 /// The checksum's length in bytes, after the payload.
 pub const CHECKSUM_LEN: usize = 8;
-/// The hash scheme of this crate's version-1 key hashing and bit placement.
-pub const HASH_SCHEME_V1: u8 = 1;
+/// The hash scheme this build writes: this crate's key hashing and each kind's placement of a
+/// hash into bits or buckets. Scheme 1 had the same blocked placement (so blocked filters of
+/// scheme 1 still read) and another classic second hash and cuckoo alternate index (so classic
+/// and cuckoo filters of scheme 1 are refused: read with today's placement they would lose keys).
+pub const HASH_SCHEME: u8 = 2;
 
 const KIND_BLOCKED: u8 = 1;
 const KIND_CLASSIC: u8 = 2;
@@ -89,7 +93,7 @@ const KIND_CUCKOO: u8 = 3;
 pub struct Header {
     /// The format version (1).
     pub version: u16,
-    /// The hash scheme ([`HASH_SCHEME_V1`]).
+    /// The hash scheme ([`HASH_SCHEME`]).
     pub hash_scheme: u8,
     /// The hash seed the filter was built with.
     pub seed: u64,
@@ -176,7 +180,7 @@ impl Header {
     fn for_filter(shape: Shape, seed: u64, items: u64, payload_len: usize) -> Self {
         Header {
             version: VERSION,
-            hash_scheme: HASH_SCHEME_V1,
+            hash_scheme: HASH_SCHEME,
             seed,
             items,
             shape,
@@ -233,9 +237,16 @@ pub fn read_header(bytes: &[u8]) -> Result<Header> {
         )));
     }
     let hash_scheme = h[11];
-    if hash_scheme != HASH_SCHEME_V1 {
+    if hash_scheme == 1 && h[10] != KIND_BLOCKED {
+        return Err(corrupt(
+            "hash scheme 1: a classic or cuckoo filter written before linebloom changed how \
+             these kinds place a hash (2026-11-23); rebuild it from its keys"
+                .to_string(),
+        ));
+    }
+    if hash_scheme != HASH_SCHEME && hash_scheme != 1 {
         return Err(corrupt(format!(
-            "unknown hash scheme {hash_scheme} (this build knows scheme {HASH_SCHEME_V1})"
+            "unknown hash scheme {hash_scheme} (this build knows schemes 1 and {HASH_SCHEME})"
         )));
     }
     let header_len = u32_at(h, 12);
@@ -799,7 +810,7 @@ mod tests {
         assert_eq!(bytes.len(), 64 + 3 * 64 + 8);
         assert_eq!(&bytes[0..8], b"LINEBLM\0");
         assert_eq!(u16_at(&bytes, 8), 1);
-        assert_eq!((bytes[10], bytes[11]), (KIND_BLOCKED, HASH_SCHEME_V1));
+        assert_eq!((bytes[10], bytes[11]), (KIND_BLOCKED, HASH_SCHEME));
         assert_eq!(u32_at(&bytes, 12), 64);
         assert_eq!(u64_at(&bytes, 16), 99);
         assert_eq!(u64_at(&bytes, 24), 0);

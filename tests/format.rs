@@ -141,10 +141,10 @@ fn each_malformation_names_itself() {
     });
     assert!(m.contains("kind 9"), "{m}");
     let m = with(&|b| {
-        b[11] = 2;
+        b[11] = 3;
         reseal(b)
     });
-    assert!(m.contains("hash scheme 2"), "{m}");
+    assert!(m.contains("hash scheme 3"), "{m}");
     let m = with(&|b| {
         b[12] = 128;
         reseal(b)
@@ -445,4 +445,24 @@ proptest! {
         prop_assert_eq!(view.seed(), f.seed());
         prop_assert_eq!(Filter::contains_hash(&f, probes[0]), view.contains_hash(probes[0]));
     }
+}
+
+#[test]
+fn scheme_one_blocked_filters_still_read_and_the_other_kinds_are_refused() {
+    let scheme_one = |mut b: Vec<u8>| {
+        b[11] = 1;
+        reseal(&mut b);
+        b
+    };
+    let f = blocked(3, 7, 1, 20);
+    let back = BlockedBloom::from_bytes(&scheme_one(f.to_bytes())).unwrap();
+    assert!(back == f);
+    let m = corrupt_message(ClassicBloom::from_bytes(&scheme_one(
+        classic(1000, 7, 1, 20).to_bytes(),
+    )));
+    assert!(m.contains("hash scheme 1") && m.contains("rebuild"), "{m}");
+    let m = corrupt_message(CuckooFilter::from_bytes(&scheme_one(
+        cuckoo(10, 8, 1, 20).to_bytes(),
+    )));
+    assert!(m.contains("rebuild"), "{m}");
 }
