@@ -107,7 +107,7 @@ const fn interleaved() -> u32x16 {
 }
 
 /// One enable pattern: all ones in the words a key's probes use, zeros elsewhere.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(64))]
 struct Enable([u64; 8]);
 
@@ -151,16 +151,25 @@ pub fn mask_for(hash: u64, hashes: u32) -> Mask {
     let x = u32x16::splat(hash as u32);
     let prod: u64x8 = bytemuck::cast(x * SALT_BOTH);
     let k = (hashes.wrapping_sub(1) & 15) as usize;
-    let r = ((hash >> 32) & 7) as usize;
+    // The rotation `r` (hash bits 32..35) as the offset of its pattern in 64-bit words, `8 r`:
+    // one shift and one AND, and the load's address scales it by 8 itself. Indexing
+    // `[Enable; 8]` by `r` instead costs a third instruction (the `* 64` of the index), 8 % of
+    // an in-cache lookup (1.21 -> 1.11 ns at 1 M keys, one run, Zen 5). The slice is always in
+    // bounds (`at <= 56`), so the `unwrap_or` and the bounds check compile away.
+    let at = ((hash >> 29) & 0x38) as usize;
+    let enable = |table: &[[Enable; 8]; 16]| {
+        let words: &[u64; 64] = bytemuck::cast_ref(&table[k]);
+        u64x8::new(words[at..at + 8].try_into().unwrap_or([0; 8]))
+    };
     let one = u64x8::splat(1);
-    let first = (one << (prod >> 58)) & u64x8::new(ENABLE_FIRST[k][r].0);
+    let first = (one << (prod >> 58)) & enable(&ENABLE_FIRST);
     // Up to 8 probes use only the first bit of each word; skipping the second drops a third of
     // the vector instructions per key (a branch on the filter's k, taken the same way on every
     // call, and hoisted out of lookup loops by the compiler).
     if hashes <= 8 {
         return Mask(bytemuck::cast(first));
     }
-    let second = (one << ((prod >> 26) & u64x8::splat(63))) & u64x8::new(ENABLE_SECOND[k][r].0);
+    let second = (one << ((prod >> 26) & u64x8::splat(63))) & enable(&ENABLE_SECOND);
     Mask(bytemuck::cast(first | second))
 }
 
