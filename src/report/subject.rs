@@ -233,6 +233,50 @@ fn out_for<'a>(hashes: &[u64], out: &'a mut [bool]) -> Result<&'a mut [bool]> {
         })
 }
 
+/// The lookups, size and model every one of the crate's filters measures the same way, through
+/// the inherent methods of the same names.
+macro_rules! ours_lookups {
+    ($ty:ty) => {
+        fn count_each(&self, hashes: &[u64]) -> u64 {
+            hashes
+                .iter()
+                .map(|&h| u64::from(self.contains_hash(h)))
+                .sum()
+        }
+        fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+            Some(out_for(hashes, out).and_then(|out| {
+                self.contains_hashes(hashes, out)?;
+                Ok(count_true(out))
+            }))
+        }
+        fn size_bytes(&self) -> usize {
+            <$ty>::size_bytes(self)
+        }
+        fn model_fpr(&self, items: u64) -> Option<f64> {
+            Some(<$ty>::expected_fpr(self, items))
+        }
+    };
+}
+
+/// The inserts of the two Bloom filters: one by one (they never refuse a key) and in bulk.
+macro_rules! bloom_inserts {
+    () => {
+        fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
+            for &h in hashes {
+                self.insert_hash(h);
+            }
+            Ok(0)
+        }
+        fn has_parallel_insert(&self) -> bool {
+            true
+        }
+        fn par_insert(&mut self, hashes: &[u64]) -> Option<Result<()>> {
+            self.par_insert_hashes(hashes);
+            Some(Ok(()))
+        }
+    };
+}
+
 impl Subject for BlockedBloom {
     fn contender(&self) -> Contender {
         Contender::Ours(FilterKind::Blocked)
@@ -240,40 +284,11 @@ impl Subject for BlockedBloom {
     fn params(&self) -> String {
         format!("k={}", self.hashes())
     }
-    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
-        for &h in hashes {
-            self.insert_hash(h);
-        }
-        Ok(0)
-    }
-    fn has_parallel_insert(&self) -> bool {
-        true
-    }
-    fn par_insert(&mut self, hashes: &[u64]) -> Option<Result<()>> {
-        self.par_insert_hashes(hashes);
-        Some(Ok(()))
-    }
-    fn count_each(&self, hashes: &[u64]) -> u64 {
-        hashes
-            .iter()
-            .map(|&h| u64::from(self.contains_hash(h)))
-            .sum()
-    }
-    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
-        Some(out_for(hashes, out).and_then(|out| {
-            self.contains_hashes(hashes, out)?;
-            Ok(count_true(out))
-        }))
-    }
-    fn size_bytes(&self) -> usize {
-        BlockedBloom::size_bytes(self)
-    }
     fn huge_page_bytes(&self) -> Option<usize> {
         BlockedBloom::huge_page_bytes(self)
     }
-    fn model_fpr(&self, items: u64) -> Option<f64> {
-        Some(self.expected_fpr(items))
-    }
+    bloom_inserts!();
+    ours_lookups!(BlockedBloom);
 }
 
 impl Subject for ClassicBloom {
@@ -283,37 +298,8 @@ impl Subject for ClassicBloom {
     fn params(&self) -> String {
         format!("k={}", self.hashes())
     }
-    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
-        for &h in hashes {
-            self.insert_hash(h);
-        }
-        Ok(0)
-    }
-    fn has_parallel_insert(&self) -> bool {
-        true
-    }
-    fn par_insert(&mut self, hashes: &[u64]) -> Option<Result<()>> {
-        self.par_insert_hashes(hashes);
-        Some(Ok(()))
-    }
-    fn count_each(&self, hashes: &[u64]) -> u64 {
-        hashes
-            .iter()
-            .map(|&h| u64::from(self.contains_hash(h)))
-            .sum()
-    }
-    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
-        Some(out_for(hashes, out).and_then(|out| {
-            self.contains_hashes(hashes, out)?;
-            Ok(count_true(out))
-        }))
-    }
-    fn size_bytes(&self) -> usize {
-        ClassicBloom::size_bytes(self)
-    }
-    fn model_fpr(&self, items: u64) -> Option<f64> {
-        Some(self.expected_fpr(items))
-    }
+    bloom_inserts!();
+    ours_lookups!(ClassicBloom);
 }
 
 impl Subject for CuckooFilter {
@@ -334,24 +320,7 @@ impl Subject for CuckooFilter {
         }
         Ok(refused)
     }
-    fn count_each(&self, hashes: &[u64]) -> u64 {
-        hashes
-            .iter()
-            .map(|&h| u64::from(self.contains_hash(h)))
-            .sum()
-    }
-    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
-        Some(out_for(hashes, out).and_then(|out| {
-            self.contains_hashes(hashes, out)?;
-            Ok(count_true(out))
-        }))
-    }
-    fn size_bytes(&self) -> usize {
-        CuckooFilter::size_bytes(self)
-    }
-    fn model_fpr(&self, items: u64) -> Option<f64> {
-        Some(CuckooFilter::expected_fpr(self, items))
-    }
+    ours_lookups!(CuckooFilter);
 }
 
 /// A filter of a kind chosen at run time is measured as the filter inside it (used by
