@@ -12,6 +12,7 @@
 //!   adapted in `peers`) behind one trait the measurements drive.
 
 pub mod byte_size;
+pub mod ceiling;
 pub mod config;
 pub mod fpr;
 pub mod limit;

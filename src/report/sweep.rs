@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::ceiling::own_filters_fill;
 use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::limit::{MemoryLimit, probe_memory};
@@ -33,6 +34,7 @@ use super::measure::{
 };
 use super::subject::{Contender, Subject, build_subject};
 use crate::error::{Error, Result};
+use crate::filter::FilterKind;
 use crate::hash::{mix64, reduce};
 
 /// The version of the report's JSON layout (incremented when a field changes meaning).
@@ -151,6 +153,11 @@ pub struct BulkRow {
     pub mkeys_per_s: f64,
     /// Throughput relative to the first thread count of the sweep (usually 1).
     pub speedup: f64,
+    /// The ceiling, blocked filters only: ns per key, all threads together, when every thread
+    /// fills a filter of its own with the same keys (nothing shared; see `ceiling.rs`).
+    pub ceiling: Option<Stat>,
+    /// The ceiling's throughput relative to its own first thread count.
+    pub ceiling_speedup: Option<f64>,
 }
 
 /// One filter at one bits-per-key value of the FPR sweep.
@@ -322,6 +329,9 @@ fn check_memory(config: &ReportConfig, machine: &Machine) -> Result<()> {
              times its size)",
         )
     };
+    // The bulk-insert ceiling holds one blocked filter per thread of the largest pool.
+    let threads = config.threads.iter().copied().max().unwrap_or(1) as u64;
+    let factor = factor.max(threads + 1);
     if let Some(total) = machine.memory_bytes
         && largest.saturating_mul(factor) > total
     {
@@ -543,6 +553,8 @@ fn measure_speed(
                 mkeys_per_s: stat.mops(),
                 speedup: 1.0,
                 insert: stat,
+                ceiling: None,
+                ceiling_speedup: None,
             })
         })
         .collect();
@@ -578,6 +590,21 @@ fn measure_speed(
         insert_failures: fill.refused,
         huge_page_bytes: subject.huge_page_bytes(),
     };
+    if c == Contender::Ours(FilterKind::Blocked) && !bulk.is_empty() {
+        // The filter measured above is freed first: the ceiling holds one per thread.
+        drop(subject);
+        for b in &mut bulk {
+            if let Some((threads, pool)) = pools.iter().find(|(t, _)| *t == b.threads) {
+                b.ceiling = Some(own_filters_fill(
+                    items, config, *threads, pool, SMALL_FILL, CHUNK,
+                )?);
+            }
+        }
+        let base = bulk[0].ceiling.as_ref().map_or(1.0, Stat::mops);
+        for b in &mut bulk {
+            b.ceiling_speedup = b.ceiling.as_ref().map(|c| c.mops() / base);
+        }
+    }
     Ok((row, bulk))
 }
 
