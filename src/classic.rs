@@ -383,7 +383,7 @@ impl ClassicBloom {
         let (word, bit) = locate(reduce(h1, m));
         *self.words_mut(word) |= bit;
         for i in 1..u64::from(k) {
-            (h1, h2) = next_probe(h1, h2, i);
+            (h1, h2) = DoubleHash::step(h1, h2, i);
             let (word, bit) = locate(reduce(h1, m));
             *self.words_mut(word) |= bit;
         }
@@ -399,7 +399,7 @@ impl ClassicBloom {
         }
         let (mut h1, mut h2) = (hash, DoubleHash::second(hash));
         for i in 1..u64::from(k) {
-            (h1, h2) = next_probe(h1, h2, i);
+            (h1, h2) = DoubleHash::step(h1, h2, i);
             let (word, bit) = locate(reduce(h1, m));
             if self.word(word) & bit == 0 {
                 return false;
@@ -560,14 +560,6 @@ impl ClassicBloom {
     pub fn iter_words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
         self.words.iter().map(|w| w.load(Relaxed))
     }
-}
-
-/// Probe `i` (from 1) of the sequence of [`DoubleHash`] from probe `i − 1`, `(h1, h2)`:
-/// `h1 + h2` and `h2 + i`, so that probe `i` is `hash + i·h2 + (i³ − i)/6`. The scalar paths
-/// unroll the iterator by hand so that the first probe needs no second hash.
-#[inline(always)]
-fn next_probe(h1: u64, h2: u64, i: u64) -> (u64, u64) {
-    (h1.wrapping_add(h2), h2.wrapping_add(i))
 }
 
 /// The word index and the single-bit mask of bit `bit` (no division: both are powers of two).

@@ -165,6 +165,14 @@ impl DoubleHash {
     pub const fn second(hash: u64) -> u64 {
         hash.rotate_left(32) | 1
     }
+
+    /// From probe `i − 1`'s `(h1, h2)` to probe `i`'s (`i` from 1): `h1 + h2` and `h2 + i`, so
+    /// that probe `i` is `hash + i·h2 + (i³ − i)/6`. The classic filter's scalar paths unroll
+    /// the sequence with it, so that the first probe needs no second hash.
+    #[inline(always)]
+    pub const fn step(h1: u64, h2: u64, i: u64) -> (u64, u64) {
+        (h1.wrapping_add(h2), h2.wrapping_add(i))
+    }
 }
 
 impl Iterator for DoubleHash {
@@ -173,8 +181,7 @@ impl Iterator for DoubleHash {
     fn next(&mut self) -> Option<u64> {
         let out = self.h1;
         self.i = self.i.wrapping_add(1);
-        self.h1 = self.h1.wrapping_add(self.h2);
-        self.h2 = self.h2.wrapping_add(self.i);
+        (self.h1, self.h2) = Self::step(self.h1, self.h2, self.i);
         Some(out)
     }
 }
