@@ -8,7 +8,7 @@
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
 //! the result is bit-identical to inserting the same hashes one by one.
 
-use crate::prefetch::prefetch;
+use crate::prefetch::{prefetch, prefetch_ahead};
 use rayon::prelude::*;
 
 use super::simd::{Line, mask_for};
@@ -92,9 +92,8 @@ impl BlockedBloom {
                 // Room for one more group of 8 past a full buffer.
                 let mut buf = [0u64; SCAN_BUF + 8];
                 let mut held = 0;
-                let mut groups = hashes.chunks_exact(8);
-                for group in &mut groups {
-                    let group: &[u64; 8] = group.try_into().unwrap_or(&[0; 8]);
+                let (groups, rest) = hashes.as_chunks::<8>();
+                for group in groups {
                     if let Some(into) = buf[held..].first_chunk_mut::<8>() {
                         held += pick8(group, lo, width, into);
                     }
@@ -103,7 +102,7 @@ impl BlockedBloom {
                         held = 0;
                     }
                 }
-                for &h in groups.remainder() {
+                for &h in rest {
                     buf[held] = h;
                     held += usize::from(h.wrapping_sub(lo) < width);
                 }
@@ -168,16 +167,14 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
         hashes.iter().for_each(|&h| f(line_for(lines, h), h));
         return;
     }
-    let head = hashes.len().min(AHEAD);
-    hashes[..head]
-        .iter()
-        .for_each(|&h| prefetch(line_for(lines, h)));
-    for w in hashes.windows(AHEAD + 1) {
-        prefetch(line_for(lines, w[AHEAD]));
-        f(line_for(lines, w[0]), w[0]);
-    }
-    let tail = &hashes[hashes.len().saturating_sub(AHEAD)..];
-    tail.iter().for_each(|&h| f(line_for(lines, h), h));
+    prefetch_ahead(hashes, AHEAD, |ahead, now| {
+        if let Some(h) = ahead {
+            prefetch(line_for(lines, h));
+        }
+        if let Some(h) = now {
+            f(line_for(lines, h), h);
+        }
+    });
 }
 
 /// Inserts `hashes` into `lines`, which hold the filter's lines `first..first + lines.len()` of
@@ -185,16 +182,14 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
 /// Prefetches [`AHEAD`] keys ahead, as [`each_prefetched`] does.
 fn insert_prefetched(lines: &mut [Line], first: usize, total: usize, hashes: &[u64], k: u32) {
     let at = |h: u64| line_index(h, total) - first;
-    let head = hashes.len().min(AHEAD);
-    hashes[..head].iter().for_each(|&h| prefetch(&lines[at(h)]));
-    for w in hashes.windows(AHEAD + 1) {
-        prefetch(&lines[at(w[AHEAD])]);
-        lines[at(w[0])].set(mask_for(w[0], k));
-    }
-    let tail = &hashes[hashes.len().saturating_sub(AHEAD)..];
-    for &h in tail {
-        lines[at(h)].set(mask_for(h, k));
-    }
+    prefetch_ahead(hashes, AHEAD, |ahead, now| {
+        if let Some(h) = ahead {
+            prefetch(&lines[at(h)]);
+        }
+        if let Some(h) = now {
+            lines[at(h)].set(mask_for(h, k));
+        }
+    });
 }
 
 /// Writes the hashes of `group` that lie in `lo..lo + width` to the front of `into`, in

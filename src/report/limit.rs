@@ -20,7 +20,7 @@
 //! (`measure.rs`).
 
 use crate::blocked::{LineBuf, PREFETCH_AHEAD, zeroed_lines};
-use crate::prefetch::prefetch;
+use crate::prefetch::{prefetch, prefetch_ahead};
 use std::hint::black_box;
 
 use serde::Serialize;
@@ -72,7 +72,9 @@ pub fn probe_memory(bytes: usize, ops: usize, sampling: Sampling, seed: u64) -> 
         line.0[1] = (n >> 32) as u32;
     }
     drop(next);
-    let at = |i: usize| u64::from(buffer[i].0[0]) | u64::from(buffer[i].0[1]) << 32;
+    // A plain slice, so the loops below keep its pointer and length in registers.
+    let lines_of = &buffer[..];
+    let at = |i: usize| u64::from(lines_of[i].0[0]) | u64::from(lines_of[i].0[1]) << 32;
     let indices: Vec<usize> = (0..ops as u64)
         .map(|i| reduce(key_hash(seed, 3, i), lines))
         .collect();
@@ -84,15 +86,16 @@ pub fn probe_memory(bytes: usize, ops: usize, sampling: Sampling, seed: u64) -> 
     });
     let prefetched = sample_batch(sampling, ops, || {
         let indices = black_box(&indices[..]);
-        let head = indices.len().min(PREFETCH_AHEAD);
-        indices[..head].iter().for_each(|&i| prefetch(&buffer[i]));
         let mut sum = 0u64;
-        for w in indices.windows(PREFETCH_AHEAD + 1) {
-            prefetch(&buffer[w[PREFETCH_AHEAD]]);
-            sum = sum.wrapping_add(at(w[0]));
-        }
-        let tail = &indices[indices.len().saturating_sub(PREFETCH_AHEAD)..];
-        tail.iter().fold(sum, |sum, &i| sum.wrapping_add(at(i)))
+        prefetch_ahead(indices, PREFETCH_AHEAD, |ahead, now| {
+            if let Some(i) = ahead {
+                prefetch(&lines_of[i]);
+            }
+            if let Some(i) = now {
+                sum = sum.wrapping_add(at(i));
+            }
+        });
+        sum
     });
     let dependent = sample_batch(sampling, ops, || {
         // The next address is this load's value: no two misses overlap, and the only work
