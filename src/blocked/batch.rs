@@ -62,7 +62,7 @@ impl BlockedBloom {
     /// inserts only the hashes that fall in it. Runs on one thread for fewer than 16 Ki hashes.
     /// On this repository's 2-core VM, 2 threads fill a 119 MiB filter at 1.30-1.69x the
     /// one-thread rate (a 1.19 MiB one at 1.61-1.75x); two threads each filling a filter of
-    /// their own reach 1.56-1.97x depending on the day (the report's "ceiling" columns), the
+    /// their own reach 1.48-2.05x from run to run (the report's "ceiling" columns), the
     /// memory system's limit for two threads here.
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         let threads = rayon::current_num_threads();
