@@ -29,7 +29,7 @@
 //! the key uses.
 
 use bytemuck::{Pod, Zeroable};
-use wide::{u32x16, u64x8};
+use wide::{u32x8, u32x16, u64x8};
 
 /// Bits in one line.
 pub const LINE_BITS: u32 = 512;
@@ -178,9 +178,17 @@ impl Line {
     pub const ZERO: Line = Line([0; 16]);
 
     /// Sets the mask's bits: `line |= mask`.
+    ///
+    /// Written as two 256-bit read-modify-writes: on Zen 5 one 512-bit load-OR-store per key
+    /// made one-by-one inserts into an in-cache filter 1.2x slower (1.40 vs 1.16-1.27 ns per
+    /// key at 1 M keys, `linebloom report`), with no difference far past the cache. Builds
+    /// without AVX-512 split the 512-bit operation the same way anyway.
     #[inline(always)]
     pub fn set(&mut self, mask: Mask) {
-        self.0 = (u32x16::new(self.0) | mask.0).to_array();
+        let halves: &mut [[u32; 8]; 2] = bytemuck::cast_mut(&mut self.0);
+        let mask: [u32x8; 2] = bytemuck::cast(mask.0);
+        halves[0] = (u32x8::new(halves[0]) | mask[0]).to_array();
+        halves[1] = (u32x8::new(halves[1]) | mask[1]).to_array();
     }
 
     /// Whether every bit of the mask is set: `(line & mask) == mask`.
@@ -284,6 +292,19 @@ mod tests {
         assert!(line.test(m));
         assert_eq!(line, m.to_line());
         assert!(Line([u32::MAX; 16]).test(mask_for(mix64(1), 16)));
+    }
+
+    #[test]
+    fn set_ors_every_word_of_both_halves() {
+        for k in [1, 6, 8, 16] {
+            for i in 0..1000u64 {
+                let mut line = Line(std::array::from_fn(|w| mix64(i * 16 + w as u64) as u32));
+                let mask = mask_for(mix64(!i), k).to_line();
+                let want = Line(std::array::from_fn(|w| line.0[w] | mask.0[w]));
+                line.set(mask_for(mix64(!i), k));
+                assert_eq!(line, want, "k={k} i={i}");
+            }
+        }
     }
 
     #[test]
