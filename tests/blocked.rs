@@ -103,6 +103,10 @@ fn bulk_insert_is_bit_identical_with_many_threads() {
     for &h in &hs {
         sequential.insert_hash(h);
     }
+    // The prefetching sequential path (filters past 2 MiB) sets the same bits too.
+    let mut batched = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+    batched.insert_hashes(&hs);
+    assert!(batched == sequential);
     for threads in [2, 3, 4] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
