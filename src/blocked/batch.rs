@@ -89,15 +89,18 @@ impl BlockedBloom {
                 let (lo, width) = hash_range(first, lines.len(), total);
                 // Room for one more group of 8 past a full buffer.
                 let mut buf = [0u64; SCAN_BUF + 8];
-                let mut held = 0;
+                // The front `carried` hashes of `buf` are left from the last round, their
+                // lines already prefetched.
+                let (mut held, mut carried) = (0, 0);
                 let (groups, rest) = hashes.as_chunks::<8>();
                 for group in groups {
                     if let Some(into) = buf[held..].first_chunk_mut::<8>() {
                         held += pick8(group, lo, width, into);
                     }
                     if held >= SCAN_BUF {
-                        insert_prefetched(lines, first, total, &buf[..held], k);
-                        held = 0;
+                        let done = insert_round(lines, first, total, &buf[..held], carried, k);
+                        buf.copy_within(done..held, 0);
+                        (held, carried) = (held - done, held - done);
                     }
                 }
                 for &h in rest {
@@ -198,6 +201,35 @@ fn insert_prefetched(lines: &mut [Line], first: usize, total: usize, hashes: &[u
             lines[at(h)].set(mask_for(h, k));
         }
     });
+}
+
+/// One round of a bulk-insert task: inserts all but the last [`AHEAD`] of `hashes` (which
+/// lie in `lines`, as for [`insert_prefetched`]), prefetching each line `AHEAD` keys before it
+/// is written, and returns how many it inserted. The first `carried` lines were prefetched by
+/// the round before; every line of the rest is prefetched by the time it returns, so the next
+/// round starts with its first `AHEAD` lines on their way instead of draining the pipeline
+/// here and filling it again there.
+fn insert_round(
+    lines: &mut [Line],
+    first: usize,
+    total: usize,
+    hashes: &[u64],
+    carried: usize,
+    k: u32,
+) -> usize {
+    let at = |h: u64| line_index(h, total) - first;
+    let stop = hashes.len().saturating_sub(AHEAD);
+    for &h in hashes
+        .get(carried..AHEAD.min(hashes.len()))
+        .unwrap_or_default()
+    {
+        prefetch(&lines[at(h)]);
+    }
+    for (&h, &ahead) in hashes.iter().zip(hashes.get(AHEAD..).unwrap_or_default()) {
+        prefetch(&lines[at(ahead)]);
+        lines[at(h)].set(mask_for(h, k));
+    }
+    stop
 }
 
 /// Writes the hashes of `group` that lie in `lo..lo + width` to the front of `into`, in
