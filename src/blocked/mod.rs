@@ -273,8 +273,8 @@ pub(crate) fn line_for(lines: &[Line], hash: u64) -> &Line {
 /// is on the run's length, which loops hoist). Together with [`Line::set`] writing two 256-bit
 /// halves, one-by-one inserts into a 1.19 MiB filter went from 1.40 to 1.16-1.27 ns per key
 /// (`linebloom report --items 1000000`, two alternating runs, Zen 5). Without the halves, the
-/// unchecked index had made that loop 1.6x *slower* (the compiler unrolls it 4x, so more
-/// 512-bit read-modify-writes are in flight at once).
+/// unchecked index had made that loop 1.6x *slower*; the compiler then unrolls it 4x, and why
+/// that hurt one 512-bit read-modify-write per key but not two 256-bit ones we did not find.
 #[inline(always)]
 pub(crate) fn line_for_mut(lines: &mut [Line], hash: u64) -> Option<&mut Line> {
     let i = line_index(hash, lines.len());
