@@ -30,7 +30,7 @@ use super::fpr::key_hash;
 use super::limit::{MemoryLimit, probe_memory};
 use super::machine::{Machine, utc_now};
 use super::measure::{
-    Pinning, Stat, ns_per_op, pin_current_thread, sample_batch, thread_pool, unpinned,
+    Method, Pinning, Stat, ns_per_op, pin_current_thread, sample_batch, thread_pool, timed_insert,
 };
 use super::subject::{Contender, Subject, build_subject};
 use crate::error::{Error, Result};
@@ -355,42 +355,6 @@ struct Fill {
     bulk: Vec<Option<Stat>>,
     subject: Box<dyn Subject>,
     refused: u64,
-}
-
-/// How a batch of keys goes into a filter.
-#[derive(Clone, Copy)]
-enum Method<'a> {
-    OneByOne,
-    Parallel(&'a rayon::ThreadPool),
-}
-
-/// Inserts a batch the given way and says how long it took and how many keys were refused.
-/// The parallel insert runs with the measuring thread unpinned (it only waits for the pool),
-/// and the unpinning stays outside the timed span: its two affinity calls, and the migrations
-/// they may cause, cost more than filling a 16 KiB filter (whose bulk figure they had put at
-/// several ns per key).
-fn timed_insert(
-    method: Method<'_>,
-    s: &mut Box<dyn Subject>,
-    hashes: &[u64],
-) -> Result<(u64, Duration)> {
-    match method {
-        Method::OneByOne => {
-            let started = Instant::now();
-            let refused = s.insert_each(hashes)?;
-            Ok((refused, started.elapsed()))
-        }
-        Method::Parallel(pool) => {
-            let s: &mut dyn Subject = &mut **s;
-            let (done, took) = unpinned(|| {
-                let started = Instant::now();
-                let done = pool.install(|| s.par_insert(hashes));
-                (done, started.elapsed())
-            });
-            done.unwrap_or(Ok(()))?;
-            Ok((0, took))
-        }
-    }
 }
 
 /// Fills new filters and times it, one key at a time and through the parallel insert on each

@@ -18,12 +18,12 @@
 //! filter whenever it can reach the target.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
 use super::fpr::key_hash;
-use super::measure::{Sampling, Stat, sample_batch, thread_pool};
+use super::measure::{Method, Sampling, Stat, sample_batch, thread_pool, timed_insert};
 use super::subject::{Contender, build_subject};
 use crate::error::{Error, MAX_BITS_PER_KEY, Result, check_fpr, check_items};
 use crate::filter::FilterKind;
@@ -541,18 +541,11 @@ pub fn measure(rec: &Recommendation, budget: MeasureBudget, seed: u64) -> Result
         let end = (inserted + chunk).min(items);
         buffer.clear();
         buffer.extend((inserted as u64..end as u64).map(|i| key_hash(seed, 0, i)));
-        let started = Instant::now();
-        match &pool {
-            Some(pool) => {
-                let s = &mut *subject;
-                super::measure::unpinned(|| pool.install(|| s.par_insert(&buffer)))
-                    .unwrap_or(Ok(()))?
-            }
-            None => {
-                subject.insert_each(&buffer)?;
-            }
-        }
-        fill += started.elapsed();
+        let how = match &pool {
+            Some(pool) => Method::Parallel(pool),
+            None => Method::OneByOne,
+        };
+        fill += timed_insert(how, &mut subject, &buffer)?.1;
         inserted = end;
     }
     subject.finish()?;
