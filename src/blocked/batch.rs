@@ -155,7 +155,7 @@ pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usiz
 const CACHED_BYTES: usize = 256 << 10;
 
 /// The same bound for inserts, which gain less from prefetching (the line is written back
-/// anyway) and pay the line index twice for it. One run of `linebloom report --filters blocked
+/// anyway) and pay the line index twice for it. Runs of `linebloom report --filters blocked
 /// --threads 1` (Zen 5, 1 MiB L2, 32 MiB L3), one-by-one vs prefetched inserts in ns per key:
 /// 1.18 vs 1.33 at 1.19 MiB, 1.37 vs 1.48 at 2.38 MiB, 1.33 vs 1.63 at 4.77 MiB, 1.98 vs 1.66
 /// at 9.54 MiB. 2 MiB keeps a margin for machines with a smaller last-level cache. With it,
