@@ -26,13 +26,79 @@ pub fn prefetch<T>(value: &T) {
 pub fn prefetch_ahead<T: Copy>(
     items: &[T],
     distance: usize,
-    mut step: impl FnMut(Option<T>, Option<T>),
+    step: impl FnMut(Option<T>, Option<T>),
 ) {
+    prefetch_walk(items, distance, 0, true, step);
+}
+
+/// [`prefetch_ahead`] for a walk that goes on in a later call: the first `ready` items were
+/// hinted by the call before (no `step(Some(a), None)` for them), and unless `drain`, the last
+/// `distance` items are hinted but not used, so the next call gets them first, with `ready` =
+/// `distance`, and the pipeline of hints never runs dry in between. Returns how many items
+/// were used (from the front).
+#[inline(always)]
+pub fn prefetch_walk<T: Copy>(
+    items: &[T],
+    distance: usize,
+    ready: usize,
+    drain: bool,
+    mut step: impl FnMut(Option<T>, Option<T>),
+) -> usize {
     let head = items.len().min(distance);
-    items[..head].iter().for_each(|&a| step(Some(a), None));
+    for &a in items.get(ready..head).unwrap_or_default() {
+        step(Some(a), None);
+    }
     for w in items.windows(distance + 1) {
         step(Some(w[distance]), Some(w[0]));
     }
+    if !drain {
+        return items.len().saturating_sub(distance);
+    }
     let tail = &items[items.len().saturating_sub(distance)..];
     tail.iter().for_each(|&b| step(None, Some(b)));
+    items.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every item is hinted once, used once, in order, and hinted before it is used, whether
+    /// the walk runs in one call or carries its tail across rounds of any size.
+    #[test]
+    fn a_walk_in_rounds_hints_and_uses_each_item_once_in_order() {
+        for distance in [1, 3, 8] {
+            for len in [0, 1, 2, 7, 8, 9, 30, 100] {
+                for round in [distance + 1, distance + 5, 4 * distance + 3, len.max(1)] {
+                    let items: Vec<usize> = (0..len).collect();
+                    let (mut hinted, mut used) = (Vec::new(), Vec::new());
+                    let mut step = |a: Option<usize>, b: Option<usize>| {
+                        hinted.extend(a);
+                        if let Some(b) = b {
+                            assert!(hinted.contains(&b), "{b} used before its hint");
+                            used.push(b);
+                        }
+                    };
+                    // Rounds of `round` new items after the carried ones, as a bulk task runs.
+                    let (mut start, mut ready) = (0, 0);
+                    while start + ready < len {
+                        let end = (start + ready + round).min(len);
+                        let drain = end == len;
+                        let done =
+                            prefetch_walk(&items[start..end], distance, ready, drain, &mut step);
+                        (start, ready) = (start + done, end - start - done);
+                    }
+                    if ready > 0 {
+                        let done = prefetch_walk(&items[start..], distance, ready, true, &mut step);
+                        assert_eq!(done, ready);
+                    }
+                    assert_eq!(hinted, items, "d {distance} len {len} round {round}");
+                    assert_eq!(used, items, "d {distance} len {len} round {round}");
+                }
+            }
+        }
+        let mut calls = 0;
+        prefetch_ahead(&[1, 2, 3], 2, |_, _| calls += 1);
+        assert_eq!(calls, 5);
+    }
 }

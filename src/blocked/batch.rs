@@ -8,7 +8,7 @@
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
 //! the result is bit-identical to inserting the same hashes one by one.
 
-use crate::prefetch::{prefetch, prefetch_ahead};
+use crate::prefetch::{prefetch, prefetch_ahead, prefetch_walk};
 use rayon::prelude::*;
 
 use super::simd::{Line, mask_for};
@@ -52,7 +52,7 @@ impl BlockedBloom {
             return;
         }
         let total = self.lines.len();
-        insert_prefetched(&mut self.lines, 0, total, hashes, self.hashes);
+        insert_prefetched(&mut self.lines, 0, total, hashes, self.hashes, 0, true);
     }
 
     /// Inserts many pre-hashed keys with all of rayon's threads. Bit-identical to
@@ -98,7 +98,10 @@ impl BlockedBloom {
                         held += pick8(group, lo, width, into);
                     }
                     if held >= SCAN_BUF {
-                        let done = insert_round(lines, first, total, &buf[..held], carried, k);
+                        // The last `AHEAD` hashes stay for the next round, their lines on
+                        // their way, instead of the round draining its prefetches.
+                        let done =
+                            insert_prefetched(lines, first, total, &buf[..held], k, carried, false);
                         buf.copy_within(done..held, 0);
                         (held, carried) = (held - done, held - done);
                     }
@@ -107,7 +110,7 @@ impl BlockedBloom {
                     buf[held] = h;
                     held += usize::from(h.wrapping_sub(lo) < width);
                 }
-                insert_prefetched(lines, first, total, &buf[..held], k);
+                insert_prefetched(lines, first, total, &buf[..held], k, carried, true);
             });
     }
 }
@@ -190,46 +193,27 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
 
 /// Inserts `hashes` into `lines`, which hold the filter's lines `first..first + lines.len()` of
 /// `total` in all; every hash must fall in that range (the bulk insert's tasks make sure of it).
-/// Prefetches [`AHEAD`] keys ahead, as [`each_prefetched`] does.
-fn insert_prefetched(lines: &mut [Line], first: usize, total: usize, hashes: &[u64], k: u32) {
+/// Prefetches [`AHEAD`] keys ahead, as [`each_prefetched`] does; `ready` and `drain` are those
+/// of [`prefetch_walk`], so a bulk-insert task carries its last `AHEAD` hashes, lines already
+/// prefetched, into its next round. Returns how many of `hashes` it inserted.
+fn insert_prefetched(
+    lines: &mut [Line],
+    first: usize,
+    total: usize,
+    hashes: &[u64],
+    k: u32,
+    ready: usize,
+    drain: bool,
+) -> usize {
     let at = |h: u64| line_index(h, total) - first;
-    prefetch_ahead(hashes, AHEAD, |ahead, now| {
+    prefetch_walk(hashes, AHEAD, ready, drain, |ahead, now| {
         if let Some(h) = ahead {
             prefetch(&lines[at(h)]);
         }
         if let Some(h) = now {
             lines[at(h)].set(mask_for(h, k));
         }
-    });
-}
-
-/// One round of a bulk-insert task: inserts all but the last [`AHEAD`] of `hashes` (which
-/// lie in `lines`, as for [`insert_prefetched`]), prefetching each line `AHEAD` keys before it
-/// is written, and returns how many it inserted. The first `carried` lines were prefetched by
-/// the round before; every line of the rest is prefetched by the time it returns, so the next
-/// round starts with its first `AHEAD` lines on their way instead of draining the pipeline
-/// here and filling it again there.
-fn insert_round(
-    lines: &mut [Line],
-    first: usize,
-    total: usize,
-    hashes: &[u64],
-    carried: usize,
-    k: u32,
-) -> usize {
-    let at = |h: u64| line_index(h, total) - first;
-    let stop = hashes.len().saturating_sub(AHEAD);
-    for &h in hashes
-        .get(carried..AHEAD.min(hashes.len()))
-        .unwrap_or_default()
-    {
-        prefetch(&lines[at(h)]);
-    }
-    for (&h, &ahead) in hashes.iter().zip(hashes.get(AHEAD..).unwrap_or_default()) {
-        prefetch(&lines[at(ahead)]);
-        lines[at(h)].set(mask_for(h, k));
-    }
-    stop
+    })
 }
 
 /// Writes the hashes of `group` that lie in `lo..lo + width` to the front of `into`, in
