@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::config::ReportConfig;
 use super::fpr::key_hash;
-use super::measure::{Stat, ns_per_op, unpinned};
+use super::measure::{Stat, ns_per_op, sample_runs, unpinned};
 use crate::BlockedBloom;
 use crate::error::{Error, Result};
 
@@ -55,21 +55,14 @@ pub fn own_filters_fill(
         let hashes: Vec<u64> = (0..items as u64)
             .map(|i| key_hash(config.seed, 0, i))
             .collect();
-        for sample in 0..=config.reps {
-            let (mut elapsed, mut fills) = (Duration::ZERO, 0usize);
-            while fills == 0 || elapsed < config.sampling().min_sample {
-                for filter in &filters {
-                    if let Ok(mut filter) = filter.lock() {
-                        filter.clear();
-                    }
+        samples = sample_runs(config.sampling(), items * threads, || {
+            for filter in &filters {
+                if let Ok(mut filter) = filter.lock() {
+                    filter.clear();
                 }
-                elapsed += fill(&hashes);
-                fills += 1;
             }
-            if sample > 0 {
-                samples.push(ns_per_op(elapsed, fills * items * threads));
-            }
-        }
+            Ok(fill(&hashes))
+        })?;
     } else {
         let mut buffer = Vec::with_capacity(chunk);
         for start in (0..items).step_by(chunk.max(1)) {

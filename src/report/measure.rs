@@ -94,6 +94,29 @@ pub fn sample_batch(sampling: Sampling, ops: usize, mut batch: impl FnMut() -> u
     Stat::from_samples(&samples).expect("at least one sample")
 }
 
+/// Samples of work that must run whole, such as a complete fill of a new filter: `run` does it
+/// once and returns how long the part worth timing took (its setup stays out). One warm-up
+/// sample, then `sampling.reps`, each repeating `run` until it has lasted `min_sample`; `ops`
+/// operations per run. Returns the kept samples in ns per operation.
+pub fn sample_runs(
+    sampling: Sampling,
+    ops: usize,
+    mut run: impl FnMut() -> Result<Duration>,
+) -> Result<Vec<f64>> {
+    let mut samples = Vec::with_capacity(sampling.reps);
+    for sample in 0..=sampling.reps {
+        let (mut elapsed, mut runs) = (Duration::ZERO, 0usize);
+        while runs == 0 || elapsed < sampling.min_sample {
+            elapsed += run()?;
+            runs += 1;
+        }
+        if sample > 0 {
+            samples.push(ns_per_op(elapsed, runs * ops));
+        }
+    }
+    Ok(samples)
+}
+
 /// Nanoseconds per operation.
 pub fn ns_per_op(elapsed: Duration, ops: usize) -> f64 {
     elapsed.as_secs_f64() * 1e9 / ops.max(1) as f64
@@ -208,6 +231,25 @@ pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sample_runs_drops_the_warm_up_and_repeats_short_runs() {
+        let sampling = Sampling {
+            reps: 3,
+            min_sample: Duration::from_micros(50),
+        };
+        let mut calls = 0;
+        let samples = sample_runs(sampling, 10, || {
+            calls += 1;
+            Ok(Duration::from_micros(20))
+        })
+        .unwrap();
+        // Each sample needs three 20 µs runs to last 50 µs: 60 µs over 30 operations.
+        assert_eq!(samples, vec![2000.0; 3]);
+        assert_eq!(calls, 4 * 3);
+        let failing = sample_runs(sampling, 1, || Err(Error::Full));
+        assert!(failing.is_err());
+    }
 
     #[test]
     fn stat_summarises() {

@@ -30,7 +30,8 @@ use super::fpr::key_hash;
 use super::limit::{MemoryLimit, probe_memory};
 use super::machine::{Machine, utc_now};
 use super::measure::{
-    Method, Pinning, Stat, ns_per_op, pin_current_thread, sample_batch, thread_pool, timed_insert,
+    Method, Pinning, Stat, ns_per_op, pin_current_thread, sample_batch, sample_runs, thread_pool,
+    timed_insert,
 };
 use super::subject::{Contender, Subject, build_subject};
 use crate::error::{Error, Result};
@@ -382,26 +383,18 @@ fn timed_fill(
         let hashes: Vec<u64> = (0..items as u64).map(|i| key_hash(seed, 0, i)).collect();
         let mut first = Some(first);
         let mut repeated = |method: Method<'_>| -> Result<(Stat, Box<dyn Subject>, u64)> {
-            let mut samples = Vec::with_capacity(config.reps);
             let mut last = None;
-            for sample in 0..=config.reps {
-                let (mut elapsed, mut fills) = (Duration::ZERO, 0usize);
-                while fills == 0 || elapsed < config.sampling().min_sample {
-                    let mut s = match first.take() {
-                        Some(s) => s,
-                        None => make()?,
-                    };
-                    let (refused, took) = timed_insert(method, &mut s, black_box(&hashes))?;
-                    let started = Instant::now();
-                    s.finish()?;
-                    elapsed += took + started.elapsed();
-                    fills += 1;
-                    last = Some((s, refused));
-                }
-                if sample > 0 {
-                    samples.push(ns_per_op(elapsed, fills * items));
-                }
-            }
+            let samples = sample_runs(config.sampling(), items, || {
+                let mut s = match first.take() {
+                    Some(s) => s,
+                    None => make()?,
+                };
+                let (refused, took) = timed_insert(method, &mut s, black_box(&hashes))?;
+                let started = Instant::now();
+                s.finish()?;
+                last = Some((s, refused));
+                Ok(took + started.elapsed())
+            })?;
             let (s, refused) = last.expect("at least one fill");
             Ok((Stat::from_samples(&samples).expect("reps >= 1"), s, refused))
         };
