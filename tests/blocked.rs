@@ -252,12 +252,12 @@ fn large_filters_on_huge_page_storage_behave_like_small_ones() {
 }
 
 #[test]
-fn prefetching_lookup_matches_scalar_on_a_filter_past_l2() {
-    // 2 MiB of lines: past the size below which the batched lookup runs the plain loop, so the
-    // prefetching path is the one compared here.
-    let items = 1_600_000;
+fn prefetching_lookup_matches_scalar_on_a_filter_past_2_mib() {
+    // 2.38 MiB of lines: past the 2 MiB below which the batched paths run the plain loop, so
+    // the prefetching paths are the ones compared here.
+    let items = 2_000_000;
     let mut f = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
-    assert!(f.size_bytes() > 1 << 20);
+    assert!(f.size_bytes() > 2 << 20);
     f.insert_hashes(&hashes(11, items));
     // A mix of hits and misses, with a length that is not a multiple of the group size.
     let mut probe = hashes(11, 50_003);

@@ -3,7 +3,8 @@
 //! A lookup in a filter far larger than the last-level cache is one cache miss; the scalar path
 //! waits for each miss in turn, as many at once as the out-of-order window holds lookups. The
 //! batched paths prefetch the line of the key [`AHEAD`] places ahead before testing each key,
-//! so that many misses are in flight whatever a lookup costs in instructions.
+//! so that many misses are in flight whatever a lookup costs in instructions; on filters of up
+//! to [`CACHED_BYTES`] they run the plain loop, which is faster there.
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
 //! the result is bit-identical to inserting the same hashes one by one.
@@ -47,7 +48,7 @@ impl BlockedBloom {
     /// Inserts many pre-hashed keys on this thread; in a filter of more than 2 MiB, prefetching
     /// lines ahead as the batched lookups do.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
-        if fits_in(&self.lines, INSERT_CACHED_BYTES) {
+        if fits_in(&self.lines, CACHED_BYTES) {
             hashes.iter().for_each(|&h| self.insert_hash(h));
             return;
         }
@@ -153,19 +154,21 @@ pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usiz
     found
 }
 
-/// Filters this small live in L1/L2, where there is no miss to overlap: the plain loop is
-/// faster than prefetching ahead.
-const CACHED_BYTES: usize = 256 << 10;
-
-/// The same bound for inserts, which gain less from prefetching (the line is written back
-/// anyway) and pay the line index twice for it. Runs of `linebloom report --filters blocked
-/// --threads 1` (Zen 5, 1 MiB L2, 32 MiB L3), one-by-one vs prefetched inserts in ns per key:
-/// 1.18 vs 1.33 at 1.19 MiB, 1.37 vs 1.48 at 2.38 MiB, 1.33 vs 1.63 at 4.77 MiB, 1.98 vs 1.66
-/// at 9.54 MiB. 2 MiB keeps a margin for machines with a smaller last-level cache. With it,
-/// `insert_hashes` on 1.19 MiB went from 1.49-1.55 to 1.29-1.42 ns per key (two alternating
-/// runs). The bulk insert's tasks keep prefetching: their plain loop, with the index checked
-/// against the task's run, was slower (2 threads on 1.19 MiB: 0.92 vs 0.83 ns per key).
-const INSERT_CACHED_BYTES: usize = 2 << 20;
+/// Filters this small live in the cache, where there are few misses to overlap: the plain loop
+/// is faster than prefetching ahead, which pays the line index twice (once for the prefetch)
+/// and, for lookups, a store per answer. One bound for lookups and inserts. Runs of `linebloom
+/// report --filters blocked --threads 1` (Zen 5, 1 MiB L2, 32 MiB L3), ns per key:
+/// - inserts, one by one vs prefetched: 1.18 vs 1.33 at 1.19 MiB, 1.37 vs 1.48 at 2.38 MiB,
+///   1.33 vs 1.63 at 4.77 MiB, 1.98 vs 1.66 at 9.54 MiB; with this bound `insert_hashes` on
+///   1.19 MiB went from 1.49-1.55 to 1.29-1.42 (two alternating runs);
+/// - misses, one at a time vs the batched lookup prefetching (a bound of 256 KiB then): 0.96 vs
+///   1.22 at 305 KiB, 1.21 vs 1.47 at 1.19 MiB, 1.51 vs 1.39 at 2.38 MiB, 1.46 vs 1.33 at
+///   4.77 MiB (`--items 250000,...,32000000`, one run).
+///
+/// 2 MiB keeps a margin for machines with a smaller last-level cache. The bulk insert's tasks
+/// keep prefetching: their plain loop, with the index checked against the task's run, was
+/// slower (2 threads on 1.19 MiB: 0.92 vs 0.83 ns per key).
+pub(crate) const CACHED_BYTES: usize = 2 << 20;
 
 /// Whether `lines` take at most `bytes`.
 fn fits_in(lines: &[Line], bytes: usize) -> bool {

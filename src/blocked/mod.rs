@@ -26,7 +26,7 @@ use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
 use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
-pub(crate) use batch::AHEAD as PREFETCH_AHEAD;
+pub(crate) use batch::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
 pub use pages::HUGE_PAGE_MIN_BYTES;
 pub(crate) use pages::LineBuf;
 use simd::mask_for;
