@@ -64,8 +64,10 @@ impl std::fmt::Debug for Mask {
 
 /// Odd multipliers, one per probe slot: slot `w` (word `w`'s first bit) and slot `w + 8` (its
 /// second bit). Taken from the digits of well-known constants (golden ratio, pi, e, sqrt 2 ...);
-/// any odd values with well-spread bits work.
-const SALTS: [u32; 16] = [
+/// any odd values with well-spread bits work. Part of the serialized format (they decide which
+/// bits a key sets): public for code that reads the format or copies the scheme, such as
+/// `examples/lookup_kernels.rs`.
+pub const SALTS: [u32; 16] = [
     0x9e37_79b1,
     0x85eb_ca77,
     0xc2b2_ae3d,

@@ -1,0 +1,343 @@
+//! What one in-cache lookup costs, instruction by instruction: the engine's lookup loop written
+//! out in inline assembly, beside variants that each drop or change one part of it, and a
+//! split-block (Parquet / sbbf-rs style, 256-bit blocks) loop for comparison.
+//!
+//! ```sh
+//! cargo run --release --example lookup_kernels
+//! ```
+//!
+//! Needs x86-64 with AVX-512 (this repository builds with `-C target-cpu=native`). Each loop
+//! counts how many of 1 Mi never-inserted hashes a filter of 10 bits per key answers "maybe" to,
+//! one key at a time; the best of five passes is printed in ns per key. The first row is the
+//! crate's own `contains_hash` loop; the copy of it (`ours`) must count the same keys, which
+//! checks that the copy is the engine's kernel (same salts, same rotation table, k = 6).
+//! The variants:
+//! - `no rotation`: one bit in each of the 8 words, no enable pattern (k = 8 fixed; its FPR at
+//!   10 bits/key is 1.05 %, above the 1.00 % the blocked filter keeps);
+//! - `broadcast from memory`: the multiply takes the hash straight from memory
+//!   (`vpmulld zmm, zmm, [hash]{1to16}`) instead of moving it from a general register
+//!   (`vpbroadcastd zmm, r32`, one per cycle on Zen 5);
+//! - `carry + adc`: the test leaves its answer in the carry flag (`vptestnmd` + `kortestw`) and
+//!   the count takes it with one `adc`, as sbbf-rs's `vptest` lets LLVM do; LLVM turns the
+//!   crate's test into `kortest` + `sete` + `add` whatever the source asks for;
+//! - `no rotation, both`: the three together, the least a 512-bit line with one bit per word
+//!   costs here (each lane holds one probe bit, so `vptestmq` against the line in memory and
+//!   `kortestb` setting the carry when all eight are present);
+//! - `split block`: 256-bit blocks, one bit in each 32-bit word (k = 8, FPR 1.26 %).
+//!
+//! The `no rotation` and `split block` loops read the same filter's lines as if they had been
+//! filled their way, so their counts are not false-positive rates: they are there for the time.
+//! The loops in assembly handle one key per iteration (three instructions of loop overhead per
+//! key), the crate's is unrolled by LLVM, so compare the variants with `ours`.
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+mod kernels {
+    use linebloom::BlockedBloom;
+    use linebloom::blocked::simd::SALTS;
+    use std::arch::asm;
+    use std::time::Instant;
+
+    #[repr(C, align(64))]
+    struct Vector([u32; 16]);
+
+    #[repr(C, align(64))]
+    #[derive(Clone, Copy)]
+    struct Enable([u64; 8]);
+
+    /// One loop over `hashes` with `body` as the per-key kernel; the registers it may use are
+    /// fixed: `{i}` points at the hash, `{lines}`, `{n}` (line or block count), `{en}` (enable
+    /// table), `{acc}` the count, zmm0 the salts, zmm1 ones; scratch rdx, r8-r10, zmm2-zmm4, k1.
+    macro_rules! kernel {
+        ($name:ident, $body:expr) => {
+            kernel!($name, "vmovdqa64 zmm0, [{salts}]", "vpbroadcastq zmm1, {one}", $body);
+        };
+        ($name:ident, $salt_load:literal, $ones:literal, $body:expr) => {
+            fn $name(hashes: &[u64], lines: *const u8, n: u64, en: *const u8, salts: &Vector) -> u64 {
+                let mut acc = 0u64;
+                if hashes.is_empty() {
+                    return 0;
+                }
+                // SAFETY: the loop reads `hashes` from its first to its last element (not
+                // empty, checked above), the salts vector, and for each hash one line or block
+                // inside `lines` (its index is `(hash * n) >> 64 < n`, or the same on the high
+                // 32 bits, and `lines` holds `n` of them) and one row of the enable table
+                // (offset `8 * ((hash >> 32) & 7)` words into a table of 8 rows). It writes
+                // only the registers it declares.
+                unsafe {
+                    asm!(
+                        $salt_load,
+                        "mov {one:e}, 1",
+                        $ones,
+                        "2:",
+                        $body,
+                        "add {i}, 8",
+                        "cmp {i}, {end}",
+                        "jne 2b",
+                        "# {en} {n} {lines}",
+                        i = inout(reg) hashes.as_ptr() => _,
+                        end = in(reg) hashes.as_ptr().add(hashes.len()),
+                        lines = in(reg) lines,
+                        n = in(reg) n,
+                        en = in(reg) en,
+                        salts = in(reg) salts.0.as_ptr(),
+                        acc = inout(reg) acc,
+                        one = out(reg) _,
+                        out("rdx") _, out("r8") _, out("r9") _, out("r10") _,
+                        out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+                        out("zmm4") _, out("k1") _,
+                        options(nostack, readonly),
+                    );
+                }
+                acc
+            }
+        };
+    }
+
+    // The pieces the kernels are made of, each a few instructions of one key's lookup.
+    /// Load the hash; the line index is the high half of `hash * n`.
+    macro_rules! locate {
+        () => {
+            "mov rdx, [{i}]\nmulx r8, r9, {n}\n"
+        };
+    }
+    /// The 16 products `x * salt`, the hash moved from a general register.
+    macro_rules! products_from_register {
+        () => {
+            "vpbroadcastd zmm2, edx\nvpmulld zmm2, zmm2, zmm0\n"
+        };
+    }
+    /// The same, the multiply reading the hash from memory.
+    macro_rules! products_from_memory {
+        () => {
+            "vpmulld zmm2, zmm0, dword ptr [{i}]{{1to16}}\n"
+        };
+    }
+    /// The rotation's offset into the enable table, `(hash >> 29) & 0x38`.
+    macro_rules! rotation {
+        () => {
+            "shr rdx, 29\nand edx, 0x38\n"
+        };
+    }
+    /// The key's line, and one bit per 64-bit word from the top 6 bits of each product.
+    macro_rules! line_and_bits {
+        () => {
+            "shl r8, 6\nvmovdqa64 zmm3, [{lines} + r8]\nvpsrlq zmm2, zmm2, 58\nvpsllvq zmm2, zmm1, zmm2\n"
+        };
+    }
+    /// zmm3 = the words of the line the key uses, inverted: `!line & enable`.
+    macro_rules! missing_enabled {
+        () => {
+            "vpandnd zmm3, zmm3, [{en} + rdx*8]\n"
+        };
+    }
+    /// zmm3 = `!line` (every word used).
+    macro_rules! missing_all {
+        () => {
+            "vpternlogd zmm3, zmm3, zmm3, 0x55\n"
+        };
+    }
+    /// Count the key when no bit of zmm2 is in zmm3: LLVM's form (`sete`, `add`).
+    macro_rules! count_with_sete {
+        () => {
+            "xor r10d, r10d\nvptestmd k1, zmm3, zmm2\nkortestw k1, k1\nsete r10b\nadd {acc}, r10\n"
+        };
+    }
+    /// The same with the answer in the carry flag and one `adc`.
+    macro_rules! count_with_adc {
+        () => {
+            "vptestnmd k1, zmm3, zmm2\nkortestw k1, k1\nadc {acc}, 0\n"
+        };
+    }
+
+    kernel!(
+        ours,
+        concat!(
+            locate!(),
+            products_from_register!(),
+            rotation!(),
+            line_and_bits!(),
+            missing_enabled!(),
+            count_with_sete!()
+        )
+    );
+    kernel!(
+        no_rotation,
+        concat!(
+            locate!(),
+            products_from_register!(),
+            line_and_bits!(),
+            missing_all!(),
+            count_with_sete!()
+        )
+    );
+    kernel!(
+        broadcast_from_memory,
+        concat!(
+            locate!(),
+            products_from_memory!(),
+            rotation!(),
+            line_and_bits!(),
+            missing_enabled!(),
+            count_with_sete!()
+        )
+    );
+    kernel!(
+        carry_adc,
+        concat!(
+            locate!(),
+            products_from_register!(),
+            rotation!(),
+            line_and_bits!(),
+            missing_enabled!(),
+            count_with_adc!()
+        )
+    );
+    kernel!(
+        broadcast_from_memory_and_adc,
+        concat!(
+            locate!(),
+            products_from_memory!(),
+            rotation!(),
+            line_and_bits!(),
+            missing_enabled!(),
+            count_with_adc!()
+        )
+    );
+    // One bit per word and every word used: "is each word's bit set" is one `vptestmq` of the
+    // bits against the line in memory, all eight set is `kortestb`'s carry.
+    kernel!(
+        no_rotation_broadcast_from_memory_and_adc,
+        concat!(
+            locate!(),
+            products_from_memory!(),
+            "shl r8, 6\nvpsrlq zmm2, zmm2, 58\nvpsllvq zmm2, zmm1, zmm2\n",
+            "vptestmq k1, zmm2, [{lines} + r8]\nkortestb k1, k1\nadc {acc}, 0\n"
+        )
+    );
+    // Parquet's split block: 32-byte blocks, the block from the hash's high 32 bits, one bit
+    // in each 32-bit word from the top 5 bits of `x * salt`, `vptest` into the carry.
+    kernel!(
+        split_block,
+        "vmovdqa ymm0, [{salts}]",
+        "vpbroadcastd ymm1, {one:e}",
+        concat!(
+            "mov rdx, [{i}]\nvpbroadcastd ymm2, edx\nshr rdx, 32\nimul rdx, {n}\n",
+            "vpmulld ymm2, ymm2, ymm0\nshr rdx, 32\nvpsrld ymm2, ymm2, 27\nshl rdx, 5\n",
+            "vpsllvd ymm2, ymm1, ymm2\nvmovdqa ymm3, [{lines} + rdx]\nvptest ymm3, ymm2\n",
+            "adc {acc}, 0\n"
+        )
+    );
+
+    /// SplitMix64's finalizer: well-mixed test hashes.
+    fn mix(mut x: u64) -> u64 {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    /// One row of the table: a loop's name and one pass of it, returning its count.
+    type Row<'a> = (&'static str, Box<dyn Fn() -> u64 + 'a>);
+
+    /// Best of five passes, in ns per key, and the last pass's count.
+    fn best(hashes: &[u64], mut pass: impl FnMut() -> u64) -> (f64, u64) {
+        let mut fastest = f64::MAX;
+        let mut count = 0;
+        for _ in 0..5 {
+            let start = Instant::now();
+            count = std::hint::black_box(pass());
+            fastest = fastest.min(start.elapsed().as_secs_f64() * 1e9 / hashes.len() as f64);
+        }
+        (fastest, count)
+    }
+
+    pub fn run() {
+        let salts = Vector(std::array::from_fn(|i| {
+            if i % 2 == 1 {
+                SALTS[i / 2]
+            } else {
+                SALTS[i / 2 + 8]
+            }
+        }));
+        let split_salts = Vector(std::array::from_fn(|i| SALTS[i % 8]));
+        // The engine's enable table for k = 6: rotation r uses the words w with
+        // (w - r) mod 8 < 6.
+        let enable: Vec<Enable> = (0..8)
+            .map(|r| {
+                Enable(std::array::from_fn(|w| {
+                    if (w + 8 - r) % 8 < 6 { u64::MAX } else { 0 }
+                }))
+            })
+            .collect();
+        let probes: Vec<u64> = (0..1u64 << 20).map(|i| mix(i | 1 << 40)).collect();
+        println!("ns per never-inserted key, one at a time (best of 5 passes of 1 Mi keys)");
+        println!(
+            "{:>10} {:>24} {:>8} {:>9}",
+            "filter", "loop", "ns/key", "answered"
+        );
+        for items in [10_000usize, 250_000, 1_000_000] {
+            let mut filter = BlockedBloom::builder(items)
+                .bits_per_key(10.0)
+                .hashes(6)
+                .seed(0)
+                .build()
+                .expect("a valid filter size");
+            let keys: Vec<u64> = (0..items as u64).map(mix).collect();
+            filter.insert_hashes(&keys);
+            let lines = filter.lines().as_ptr().cast::<u8>();
+            let n = filter.num_lines() as u64;
+            let size = format!("{} KiB", filter.size_bytes() >> 10);
+            let crate_loop = || probes.iter().filter(|&&h| filter.contains_hash(h)).count() as u64;
+            let en = enable.as_ptr().cast::<u8>();
+            let rows: [Row; 8] = [
+                ("crate contains_hash", Box::new(crate_loop)),
+                (
+                    "ours (asm copy)",
+                    Box::new(|| ours(&probes, lines, n, en, &salts)),
+                ),
+                (
+                    "no rotation (k = 8)",
+                    Box::new(|| no_rotation(&probes, lines, n, en, &salts)),
+                ),
+                (
+                    "broadcast from memory",
+                    Box::new(|| broadcast_from_memory(&probes, lines, n, en, &salts)),
+                ),
+                (
+                    "carry + adc",
+                    Box::new(|| carry_adc(&probes, lines, n, en, &salts)),
+                ),
+                (
+                    "both of the above",
+                    Box::new(|| broadcast_from_memory_and_adc(&probes, lines, n, en, &salts)),
+                ),
+                (
+                    "no rotation, both",
+                    Box::new(|| {
+                        no_rotation_broadcast_from_memory_and_adc(&probes, lines, n, en, &salts)
+                    }),
+                ),
+                (
+                    "split block (256-bit)",
+                    Box::new(|| split_block(&probes, lines, 2 * n, en, &split_salts)),
+                ),
+            ];
+            for (name, pass) in rows {
+                let (ns, count) = best(&probes, pass);
+                println!("{size:>10} {name:>24} {ns:>8.3} {count:>9}");
+            }
+        }
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+fn main() {
+    kernels::run();
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+fn main() {
+    println!(
+        "lookup_kernels needs an x86-64 build with AVX-512 (-C target-cpu=native on such a CPU)"
+    );
+}
