@@ -20,9 +20,10 @@
 //! - `carry + adc`: the test leaves its answer in the carry flag (`vptestnmd` + `kortestw`) and
 //!   the count takes it with one `adc`, as sbbf-rs's `vptest` lets LLVM do; LLVM turns the
 //!   crate's test into `kortest` + `sete` + `add` whatever the source asks for;
-//! - `no rotation, both`: the three together, the least a 512-bit line with one bit per word
-//!   costs here (each lane holds one probe bit, so `vptestmq` against the line in memory and
-//!   `kortestb` setting the carry when all eight are present);
+//! - `no rotation, adc`: every word used, so each lane holds one probe bit: one `vptestmq` of
+//!   the bits against the line in memory, and `kortestb` sets the carry when all eight are
+//!   present (the hash still broadcast from a register, as in the split-block loop);
+//! - `no rotation, both`: the same with the multiply reading the hash from memory;
 //! - `split block`: 256-bit blocks, one bit in each 32-bit word (k = 8, FPR 1.26 %).
 //!
 //! The `no rotation` and `split block` loops read the same filter's lines as if they had been
@@ -203,15 +204,28 @@ mod kernels {
             count_with_adc!()
         )
     );
-    // One bit per word and every word used: "is each word's bit set" is one `vptestmq` of the
-    // bits against the line in memory, all eight set is `kortestb`'s carry.
+    /// One bit per word and every word used: "is each word's bit set" is one `vptestmq` of the
+    /// bits against the line in memory, all eight set is `kortestb`'s carry.
+    macro_rules! count_every_word_with_adc {
+        () => {
+            "shl r8, 6\nvpsrlq zmm2, zmm2, 58\nvpsllvq zmm2, zmm1, zmm2\n\
+             vptestmq k1, zmm2, [{lines} + r8]\nkortestb k1, k1\nadc {acc}, 0\n"
+        };
+    }
+    kernel!(
+        no_rotation_adc,
+        concat!(
+            locate!(),
+            products_from_register!(),
+            count_every_word_with_adc!()
+        )
+    );
     kernel!(
         no_rotation_broadcast_from_memory_and_adc,
         concat!(
             locate!(),
             products_from_memory!(),
-            "shl r8, 6\nvpsrlq zmm2, zmm2, 58\nvpsllvq zmm2, zmm1, zmm2\n",
-            "vptestmq k1, zmm2, [{lines} + r8]\nkortestb k1, k1\nadc {acc}, 0\n"
+            count_every_word_with_adc!()
         )
     );
     // Parquet's split block: 32-byte blocks, the block from the hash's high 32 bits, one bit
@@ -289,7 +303,7 @@ mod kernels {
             let size = format!("{} KiB", filter.size_bytes() >> 10);
             let crate_loop = || probes.iter().filter(|&&h| filter.contains_hash(h)).count() as u64;
             let en = enable.as_ptr().cast::<u8>();
-            let rows: [Row; 8] = [
+            let rows: [Row; 9] = [
                 ("crate contains_hash", Box::new(crate_loop)),
                 (
                     "ours (asm copy)",
@@ -310,6 +324,10 @@ mod kernels {
                 (
                     "both of the above",
                     Box::new(|| broadcast_from_memory_and_adc(&probes, lines, n, en, &salts)),
+                ),
+                (
+                    "no rotation, adc",
+                    Box::new(|| no_rotation_adc(&probes, lines, n, en, &salts)),
                 ),
                 (
                     "no rotation, both",
