@@ -29,7 +29,7 @@ use crate::model;
 pub(crate) use batch::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
 pub use pages::HUGE_PAGE_MIN_BYTES;
 pub(crate) use pages::LineBuf;
-use simd::mask_for;
+use simd::{lookup_mask_for, mask_for};
 
 /// A register-blocked Bloom filter: one cache line per key.
 ///
@@ -185,7 +185,7 @@ impl BlockedBloom {
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        line_for(&self.lines, hash).test(mask_for(hash, self.hashes))
+        line_for(&self.lines, hash).test(lookup_mask_for(hash, self.hashes))
     }
 
     /// Probes per key.

@@ -12,7 +12,7 @@ use std::ops::{Deref, DerefMut};
 
 use super::batch::{contains_hashes_in, count_contained_in};
 use super::setops::{current_fpr_of, estimated_items_of, ones_in};
-use super::simd::{LINE_BITS, Line, mask_for};
+use super::simd::{LINE_BITS, Line, lookup_mask_for};
 use super::{BlockedBloom, line_for};
 use crate::error::{Error, Result};
 use crate::filter::FilterKind;
@@ -102,7 +102,7 @@ impl<'a> BlockedBloomRef<'a> {
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        line_for(self.lines, hash).test(mask_for(hash, self.hashes))
+        line_for(self.lines, hash).test(lookup_mask_for(hash, self.hashes))
     }
 
     /// Batched, prefetching lookup, as [`BlockedBloom::contains_hashes`]: `out[i] =
