@@ -26,7 +26,7 @@
 //! The mask is computed with one `u32x16` multiply (lane `2w` gives word `w`'s first bit
 //! position, lane `2w + 1` its second), then on `u64x8`: two variable shifts place the bits and
 //! two ANDs with a precomputed enable pattern (indexed by k and the rotation) keep the probes
-//! the key uses.
+//! the key uses. With k = 8 the pattern is all ones, and lookups skip it ([`lookup_mask_for`]).
 
 use bytemuck::{Pod, Zeroable};
 use wide::{u32x8, u32x16, u64x8};
