@@ -12,6 +12,7 @@
 use crate::prefetch::{prefetch, prefetch_ahead, prefetch_walk};
 use rayon::prelude::*;
 
+use super::cached;
 use super::simd::{Line, mask_for};
 use super::{BlockedBloom, line_for, line_index};
 use crate::error::{Error, Result};
@@ -136,6 +137,9 @@ pub(crate) fn contains_hashes_in(
     out: &mut [bool],
 ) -> Result<()> {
     check_same_len(hashes.len(), out.len())?;
+    if fits_in(lines, CACHED_BYTES) && cached::contains(lines, k, hashes, out) {
+        return Ok(());
+    }
     let mut out = out.iter_mut();
     each_prefetched(lines, hashes, |line, h| {
         if let Some(o) = out.next() {
@@ -147,6 +151,11 @@ pub(crate) fn contains_hashes_in(
 
 /// How many of `hashes` may be in `lines`, with the batched lookup.
 pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usize {
+    if fits_in(lines, CACHED_BYTES)
+        && let Some(found) = cached::count(lines, k, hashes)
+    {
+        return found;
+    }
     let mut found = 0;
     each_prefetched(lines, hashes, |line, h| {
         found += usize::from(line.test(mask_for(h, k)));

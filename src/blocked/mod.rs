@@ -13,6 +13,7 @@
 
 mod atomic;
 mod batch;
+mod cached;
 mod pages;
 mod setops;
 pub mod simd;

@@ -108,6 +108,34 @@ const fn interleaved() -> u32x16 {
     u32x16::new(out)
 }
 
+/// [`SALT_BOTH`] as 64-byte aligned memory, for the hand-written loops of `cached.rs`.
+#[repr(C, align(64))]
+pub(crate) struct SaltLanes(pub [u32; 16]);
+
+#[cfg_attr(
+    not(all(
+        target_arch = "x86_64",
+        target_feature = "avx512f",
+        target_feature = "bmi2"
+    )),
+    allow(dead_code)
+)]
+pub(crate) static SALT_LANES: SaltLanes = SaltLanes(SALT_BOTH.to_array());
+
+/// The enable patterns of the first bit for `k` probes (1..=16), all 8 rotations as 64 words:
+/// a key's pattern is the 8 words at its offset `(hash >> 29) & 0x38` (see [`mask_for`]).
+#[cfg_attr(
+    not(all(
+        target_arch = "x86_64",
+        target_feature = "avx512f",
+        target_feature = "bmi2"
+    )),
+    allow(dead_code)
+)]
+pub(crate) fn enable_row(k: u32) -> &'static [u64; 64] {
+    bytemuck::cast_ref(&ENABLE_FIRST[(k.wrapping_sub(1) & 15) as usize])
+}
+
 /// One enable pattern: all ones in the words a key's probes use, zeros elsewhere.
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(64))]
