@@ -5,7 +5,7 @@
 //! batched paths prefetch the line of the key [`AHEAD`] places ahead before testing each key,
 //! so that many misses are in flight whatever a lookup costs in instructions; on filters of up
 //! to [`CACHED_BYTES`] they run the plain loop, which is faster there (for lookups with k <= 8
-//! in AVX-512 builds, the hand-written one of `cached.rs`).
+//! in AVX-512 builds, the hand-written one of `lookup_asm.rs`).
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
 //! the result is bit-identical to inserting the same hashes one by one.
@@ -13,7 +13,7 @@
 use crate::prefetch::{prefetch, prefetch_ahead, prefetch_walk};
 use rayon::prelude::*;
 
-use super::cached;
+use super::lookup_asm;
 use super::simd::{Line, mask_for};
 use super::{BlockedBloom, line_for, line_index};
 use crate::error::{Error, Result};
@@ -138,7 +138,7 @@ pub(crate) fn contains_hashes_in(
     out: &mut [bool],
 ) -> Result<()> {
     check_same_len(hashes.len(), out.len())?;
-    if fits_in(lines, CACHED_BYTES) && cached::contains(lines, k, hashes, out) {
+    if lookup_asm::contains(lines, k, hashes, out, !fits_in(lines, CACHED_BYTES)) {
         return Ok(());
     }
     let mut out = out.iter_mut();
@@ -152,9 +152,7 @@ pub(crate) fn contains_hashes_in(
 
 /// How many of `hashes` may be in `lines`, with the batched lookup.
 pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usize {
-    if fits_in(lines, CACHED_BYTES)
-        && let Some(found) = cached::count(lines, k, hashes)
-    {
+    if let Some(found) = lookup_asm::count(lines, k, hashes, !fits_in(lines, CACHED_BYTES)) {
         return found;
     }
     let mut found = 0;

@@ -7,14 +7,14 @@
 //! chosen, and [`crate::model::blocked_fpr`] for its exact FPR model).
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
-//! batched (prefetching) lookups and the rayon bulk insert (`cached.rs` the batched lookups'
-//! hand-written AVX-512 loop for filters in cache), `atomic.rs` the `&self`-insert
+//! batched (prefetching) lookups and the rayon bulk insert (`lookup_asm.rs` the batched lookups'
+//! hand-written AVX-512 loops), `atomic.rs` the `&self`-insert
 //! variant, `view.rs` the zero-copy view over serialized bytes, and `setops.rs` union,
 //! intersection and the estimates from the fill. The byte layout itself is `crate::format`'s.
 
 mod atomic;
 mod batch;
-mod cached;
+mod lookup_asm;
 mod pages;
 mod setops;
 pub mod simd;

@@ -108,7 +108,7 @@ const fn interleaved() -> u32x16 {
     u32x16::new(out)
 }
 
-/// [`SALT_BOTH`] as 64-byte aligned memory, for the hand-written loops of `cached.rs`.
+/// [`SALT_BOTH`] as 64-byte aligned memory, for the hand-written loops of `lookup_asm.rs`.
 #[repr(C, align(64))]
 pub(crate) struct SaltLanes(pub [u32; 16]);
 

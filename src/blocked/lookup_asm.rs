@@ -1,0 +1,424 @@
+//! The batched lookups' loops, hand-written for AVX-512 (k <= 8).
+//!
+//! Unless a lookup waits on memory, its instructions set its speed, and two of LLVM's
+//! choices cost us there (measured part by part with `examples/lookup_kernels.rs`): it moves
+//! each hash from a general register into the vector unit (`vpbroadcastd zmm, r32`, one per
+//! cycle) where the multiply could read it from memory, and it turns the mask-register test
+//! into `kortest`, `sete` and a store or `add` where the test's carry flag would do. A batch
+//! has its hashes in memory and wants a count or one byte per answer, so here the loop is
+//! written out: the multiply reads the hash from memory, and the answer goes from the carry
+//! flag straight into an `adc` (counts) or a `setc` to the output (answers). The bits tested
+//! are the engine's (`simd::mask_for`, same salts and enable patterns); the tests compare the
+//! two paths key by key. For filters past the cache the loop also prefetches the line of the
+//! key `AHEAD` (256) places ahead, as the portable batched loop does.
+//!
+//! Only for k <= 8 (one probe per word; the second bit of k > 8 keeps the portable path) and
+//! only in builds with AVX-512 and BMI2 (`cfg(target_feature = ...)`; every AVX-512 CPU has
+//! BMI2); elsewhere these say so (`None`, `false`) and the caller runs its portable loop.
+
+use super::simd::Line;
+
+/// How many of `hashes` may be in `lines` with `k` probes, or `None` when this path does not
+/// apply (k > 8, no AVX-512, no lines). `ahead`: prefetch each key's line `AHEAD` (256) keys early.
+#[inline]
+pub(crate) fn count(lines: &[Line], k: u32, hashes: &[u64], ahead: bool) -> Option<usize> {
+    imp::count(lines, k, hashes, ahead)
+}
+
+/// `out[i]` = whether `hashes[i]` may be in `lines`, for slices of equal length; `false` (and
+/// nothing written) when this path does not apply. `ahead` as for [`count`].
+#[inline]
+pub(crate) fn contains(
+    lines: &[Line],
+    k: u32,
+    hashes: &[u64],
+    out: &mut [bool],
+    ahead: bool,
+) -> bool {
+    imp::contains(lines, k, hashes, out, ahead)
+}
+
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "avx512f",
+    target_feature = "bmi2"
+))]
+mod imp {
+    use super::super::batch::AHEAD;
+    use super::super::line_for;
+    use super::super::simd::{SALT_LANES, enable_row, mask_for};
+    use super::Line;
+    use crate::prefetch::prefetch;
+    use std::arch::asm;
+
+    /// Hashes per loop iteration (the unrolled copies below).
+    const UNROLL: usize = 4;
+
+    // The prefetch below reads the hash `AHEAD` places on at byte offset 2048.
+    const _: () = assert!(AHEAD * 8 == 2048);
+
+    /// One key's lookup, its hash at byte offset `$at` from `{i}`; leaves the answer in the
+    /// carry flag (set: maybe present). zmm0 holds the salts, zmm1 ones in each 64-bit lane.
+    macro_rules! probe {
+        ($at:literal) => {
+            concat!(
+                "mov rdx, [{i} + ",
+                $at,
+                "]\n",
+                "mulx r8, r9, {n}\n",
+                "vpmulld zmm2, zmm0, dword ptr [{i} + ",
+                $at,
+                "]{{1to16}}\n",
+                "shr rdx, 29\n",
+                "and edx, 0x38\n",
+                "shl r8, 6\n",
+                "vmovdqa64 zmm3, [{lines} + r8]\n",
+                "vpsrlq zmm2, zmm2, 58\n",
+                "vpandnd zmm3, zmm3, [{en} + rdx*8]\n",
+                "vpsllvq zmm2, zmm1, zmm2\n",
+                "vptestnmd k1, zmm3, zmm2\n",
+                "kortestw k1, k1\n",
+            )
+        };
+    }
+
+    /// Prefetches the line of the hash `AHEAD` places after the one at byte offset `$at`.
+    macro_rules! prefetch_ahead {
+        ($at:literal) => {
+            concat!(
+                "mov rdx, [{i} + ",
+                $at,
+                " + 2048]\n",
+                "mulx r8, r9, {n}\n",
+                "shl r8, 6\n",
+                "prefetcht0 [{lines} + r8]\n",
+            )
+        };
+    }
+
+    /// No prefetch (filters in cache).
+    macro_rules! no_prefetch {
+        ($at:literal) => {
+            ""
+        };
+    }
+
+    /// Four keys: for each, `$pre` (a prefetch or nothing), its probe, then the instruction
+    /// that takes its answer from the carry flag (one literal per key).
+    macro_rules! four_keys {
+        ($pre:ident, $t0:literal, $t1:literal, $t2:literal, $t3:literal) => {
+            concat!(
+                $pre!("0"),
+                probe!("0"),
+                $t0,
+                "\n",
+                $pre!("8"),
+                probe!("8"),
+                $t1,
+                "\n",
+                $pre!("16"),
+                probe!("16"),
+                $t2,
+                "\n",
+                $pre!("24"),
+                probe!("24"),
+                $t3,
+                "\n",
+            )
+        };
+    }
+
+    /// Counts into `{found}`.
+    macro_rules! counting {
+        ($pre:ident) => {
+            four_keys!(
+                $pre,
+                "adc {found}, 0",
+                "adc {found}, 0",
+                "adc {found}, 0",
+                "adc {found}, 0"
+            )
+        };
+    }
+
+    /// Writes each answer, 0 or 1, to the next byte of `{out}`.
+    macro_rules! answering {
+        ($pre:ident) => {
+            concat!(
+                four_keys!(
+                    $pre,
+                    "setc byte ptr [{out}]",
+                    "setc byte ptr [{out} + 1]",
+                    "setc byte ptr [{out} + 2]",
+                    "setc byte ptr [{out} + 3]"
+                ),
+                "add {out}, 4\n"
+            )
+        };
+    }
+
+    /// The loop over the hashes from `{i}` to `{end}` (a whole number of iterations, at least
+    /// one) with `$body`. What every use's SAFETY rests on: the loop reads the hashes from
+    /// `{i}` to `{end}` (with the prefetch, also the hash `AHEAD` places past each, which the
+    /// caller keeps inside the slice), the 64-byte aligned salts, and for each hash its line
+    /// `lines[(hash * n) >> 64]` (below n = lines.len(); `Line` is 64-byte aligned, as
+    /// `vmovdqa64` needs) and 8 words at offset `(hash >> 29) & 0x38` (at most 56) of the
+    /// 64-word enable row; a prefetch never faults. It writes the registers it declares, the
+    /// flags and, when answering, one byte (0 or 1, a valid `bool`) per key to `{out}`, which
+    /// the caller borrows mutably for that many keys. The instructions need AVX-512F and BMI2,
+    /// which this module is compiled for.
+    macro_rules! lookup_loop {
+        ($body:expr, $($operands:tt)*) => {
+            asm!(
+                "vmovdqa64 zmm0, [{salts}]",
+                "mov {one:e}, 1",
+                "vpbroadcastq zmm1, {one}",
+                ".p2align 6",
+                "2:",
+                $body,
+                "add {i}, 32",
+                "cmp {i}, {end}",
+                "jne 2b",
+                $($operands)*
+                salts = in(reg) SALT_LANES.0.as_ptr(),
+                one = out(reg) _,
+                out("rdx") _, out("r8") _, out("r9") _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("k1") _,
+                options(nostack),
+            )
+        };
+    }
+
+    /// A call's pieces, checked: `None` when the path does not apply.
+    struct Plan {
+        /// Keys of the prefetching loop, `0..ahead` (a multiple of `UNROLL`).
+        ahead: usize,
+        /// Keys of the plain loop after it, `ahead..plain`; the rest go through Rust.
+        plain: usize,
+        lines: *const Line,
+        n: u64,
+        en: *const u64,
+    }
+
+    fn plan(lines: &[Line], k: u32, hashes: &[u64], prefetching: bool) -> Option<Plan> {
+        if !(1..=8).contains(&k) || lines.is_empty() {
+            return None;
+        }
+        let len = hashes.len();
+        let ahead = if prefetching {
+            // The first `AHEAD` lines now; the loop prefetches the others.
+            for &h in &hashes[..len.min(AHEAD)] {
+                prefetch(line_for(lines, h));
+            }
+            let last = len.saturating_sub(AHEAD);
+            last - last % UNROLL
+        } else {
+            0
+        };
+        Some(Plan {
+            ahead,
+            plain: ahead + (len - ahead) / UNROLL * UNROLL,
+            lines: lines.as_ptr(),
+            n: lines.len() as u64,
+            en: enable_row(k).as_ptr(),
+        })
+    }
+
+    pub(super) fn count(lines: &[Line], k: u32, hashes: &[u64], ahead: bool) -> Option<usize> {
+        let p = plan(lines, k, hashes, ahead)?;
+        let mut found: u64 = 0;
+        let at = hashes.as_ptr();
+        if p.ahead > 0 {
+            // SAFETY: see `lookup_loop`; keys 0..p.ahead, each prefetching key + AHEAD, which
+            // is below hashes.len() (p.ahead <= len - AHEAD).
+            unsafe {
+                lookup_loop!(
+                    counting!(prefetch_ahead),
+                    i = inout(reg) at => _,
+                    end = in(reg) at.add(p.ahead),
+                    lines = in(reg) p.lines,
+                    n = in(reg) p.n,
+                    en = in(reg) p.en,
+                    found = inout(reg) found,
+                );
+            }
+        }
+        if p.plain > p.ahead {
+            // SAFETY: see `lookup_loop`; keys p.ahead..p.plain, within the slice.
+            unsafe {
+                lookup_loop!(
+                    counting!(no_prefetch),
+                    i = inout(reg) at.add(p.ahead) => _,
+                    end = in(reg) at.add(p.plain),
+                    lines = in(reg) p.lines,
+                    n = in(reg) p.n,
+                    en = in(reg) p.en,
+                    found = inout(reg) found,
+                );
+            }
+        }
+        let tail = hashes[p.plain..]
+            .iter()
+            .filter(|&&h| line_for(lines, h).test(mask_for(h, k)))
+            .count();
+        Some(found as usize + tail)
+    }
+
+    pub(super) fn contains(
+        lines: &[Line],
+        k: u32,
+        hashes: &[u64],
+        out: &mut [bool],
+        ahead: bool,
+    ) -> bool {
+        if out.len() != hashes.len() {
+            return false;
+        }
+        let Some(p) = plan(lines, k, hashes, ahead) else {
+            return false;
+        };
+        let (at, to) = (hashes.as_ptr(), out.as_mut_ptr());
+        if p.ahead > 0 {
+            // SAFETY: see `lookup_loop`; keys 0..p.ahead (each prefetching key + AHEAD, below
+            // hashes.len()), their answers to out[..p.ahead] (out.len() == hashes.len()).
+            unsafe {
+                lookup_loop!(
+                    answering!(prefetch_ahead),
+                    i = inout(reg) at => _,
+                    end = in(reg) at.add(p.ahead),
+                    out = inout(reg) to => _,
+                    lines = in(reg) p.lines,
+                    n = in(reg) p.n,
+                    en = in(reg) p.en,
+                );
+            }
+        }
+        if p.plain > p.ahead {
+            // SAFETY: see `lookup_loop`; keys p.ahead..p.plain, answers to the same range of
+            // `out`.
+            unsafe {
+                lookup_loop!(
+                    answering!(no_prefetch),
+                    i = inout(reg) at.add(p.ahead) => _,
+                    end = in(reg) at.add(p.plain),
+                    out = inout(reg) to.add(p.ahead) => _,
+                    lines = in(reg) p.lines,
+                    n = in(reg) p.n,
+                    en = in(reg) p.en,
+                );
+            }
+        }
+        for (o, &h) in out[p.plain..].iter_mut().zip(&hashes[p.plain..]) {
+            *o = line_for(lines, h).test(mask_for(h, k));
+        }
+        true
+    }
+}
+
+#[cfg(not(all(
+    target_arch = "x86_64",
+    target_feature = "avx512f",
+    target_feature = "bmi2"
+)))]
+mod imp {
+    use super::Line;
+
+    pub(super) fn count(_: &[Line], _: u32, _: &[u64], _: bool) -> Option<usize> {
+        None
+    }
+
+    pub(super) fn contains(_: &[Line], _: u32, _: &[u64], _: &mut [bool], _: bool) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::line_for;
+    use super::super::simd::mask_for;
+    use super::*;
+    use crate::hash::mix64;
+
+    /// Lines of random bits, dense enough that about half of all tests pass.
+    fn random_lines(n: usize, seed: u64) -> Vec<Line> {
+        (0..n as u64)
+            .map(|i| {
+                Line(std::array::from_fn(|w| {
+                    let x = mix64(seed ^ (i * 16 + w as u64));
+                    (x | (x >> 32)) as u32 | mix64(x) as u32
+                }))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn answers_as_the_portable_test_for_every_k_length_and_line_count() {
+        for n in [1usize, 2, 3, 7, 64, 1000] {
+            let lines = random_lines(n, n as u64);
+            for (k, ahead) in (1..=16u32).flat_map(|k| [(k, false), (k, true)]) {
+                // Batches shorter than, around and past the prefetch distance (256).
+                for len in [0usize, 1, 3, 4, 5, 8, 31, 255, 256, 257, 259, 260, 1001] {
+                    let hashes: Vec<u64> = (0..len as u64)
+                        .map(|i| mix64(i ^ (k as u64) << 40))
+                        .collect();
+                    let want: Vec<bool> = hashes
+                        .iter()
+                        .map(|&h| line_for(&lines, h).test(mask_for(h, k)))
+                        .collect();
+                    // Starts `true` everywhere, so a byte the loop skips shows.
+                    let mut got = vec![true; len];
+                    if contains(&lines, k, &hashes, &mut got, ahead) {
+                        assert_eq!(got, want, "n {n} k {k} len {len} ahead {ahead}");
+                    }
+                    if let Some(found) = count(&lines, k, &hashes, ahead) {
+                        let expected = want.iter().filter(|&&b| b).count();
+                        assert_eq!(found, expected, "n {n} k {k} len {len} ahead {ahead}");
+                    }
+                    // The path applies exactly where it should.
+                    let applies = cfg!(all(
+                        target_arch = "x86_64",
+                        target_feature = "avx512f",
+                        target_feature = "bmi2"
+                    )) && k <= 8;
+                    assert_eq!(count(&lines, k, &hashes, ahead).is_some(), applies);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn extreme_hashes_stay_in_their_lines() {
+        let lines = random_lines(5, 9);
+        let hashes = [
+            0,
+            1,
+            u64::MAX,
+            u64::MAX - 1,
+            1 << 63,
+            (1 << 63) - 1,
+            0x38 << 29,
+            !0 << 29,
+        ];
+        for k in 1..=8 {
+            let want: Vec<bool> = hashes
+                .iter()
+                .map(|&h| line_for(&lines, h).test(mask_for(h, k)))
+                .collect();
+            for ahead in [false, true] {
+                let mut got = [false; 8];
+                if contains(&lines, k, &hashes, &mut got, ahead) {
+                    assert_eq!(&got[..], &want[..], "k {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mismatched_lengths_and_empty_lines_take_the_portable_path() {
+        let lines = random_lines(4, 1);
+        let mut out = [false; 3];
+        assert!(!contains(&lines, 6, &[1, 2, 3, 4], &mut out, false));
+        assert!(!contains(&[], 6, &[1, 2, 3], &mut out, true));
+        assert_eq!(count(&[], 6, &[1, 2, 3, 4], false), None);
+    }
+}
