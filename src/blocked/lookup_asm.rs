@@ -82,6 +82,29 @@ mod imp {
         };
     }
 
+    /// `probe` for k = 8: every word holds one probe whatever the rotation, so there is no
+    /// enable pattern, and "is each word's bit set" is one `vptestmq` against the line in
+    /// memory, all eight set being `kortestb`'s carry.
+    macro_rules! probe_every_word {
+        ($at:literal) => {
+            concat!(
+                "mov rdx, [{i} + ",
+                $at,
+                "]\n",
+                "mulx r8, r9, {n}\n",
+                "vpmulld zmm2, zmm0, dword ptr [{i} + ",
+                $at,
+                "]{{1to16}}\n",
+                "shl r8, 6\n",
+                "vpsrlq zmm2, zmm2, 58\n",
+                "vpsllvq zmm2, zmm1, zmm2\n",
+                "vptestmq k1, zmm2, [{lines} + r8]\n",
+                "kortestb k1, k1\n",
+                "# {en}\n",
+            )
+        };
+    }
+
     /// Prefetches the line of the hash `AHEAD` places after the one at byte offset `$at`.
     macro_rules! prefetch_ahead {
         ($at:literal) => {
@@ -106,22 +129,22 @@ mod imp {
     /// Four keys: for each, `$pre` (a prefetch or nothing), its probe, then the instruction
     /// that takes its answer from the carry flag (one literal per key).
     macro_rules! four_keys {
-        ($pre:ident, $t0:literal, $t1:literal, $t2:literal, $t3:literal) => {
+        ($pre:ident, $probe:ident, $t0:literal, $t1:literal, $t2:literal, $t3:literal) => {
             concat!(
                 $pre!("0"),
-                probe!("0"),
+                $probe!("0"),
                 $t0,
                 "\n",
                 $pre!("8"),
-                probe!("8"),
+                $probe!("8"),
                 $t1,
                 "\n",
                 $pre!("16"),
-                probe!("16"),
+                $probe!("16"),
                 $t2,
                 "\n",
                 $pre!("24"),
-                probe!("24"),
+                $probe!("24"),
                 $t3,
                 "\n",
             )
@@ -130,9 +153,10 @@ mod imp {
 
     /// Counts into `{found}`.
     macro_rules! counting {
-        ($pre:ident) => {
+        ($pre:ident, $probe:ident) => {
             four_keys!(
                 $pre,
+                $probe,
                 "adc {found}, 0",
                 "adc {found}, 0",
                 "adc {found}, 0",
@@ -143,10 +167,11 @@ mod imp {
 
     /// Writes each answer, 0 or 1, to the next byte of `{out}`.
     macro_rules! answering {
-        ($pre:ident) => {
+        ($pre:ident, $probe:ident) => {
             concat!(
                 four_keys!(
                     $pre,
+                    $probe,
                     "setc byte ptr [{out}]",
                     "setc byte ptr [{out} + 1]",
                     "setc byte ptr [{out} + 2]",
@@ -228,34 +253,33 @@ mod imp {
         let p = plan(lines, k, hashes, ahead)?;
         let mut found: u64 = 0;
         let at = hashes.as_ptr();
-        if p.ahead > 0 {
-            // SAFETY: see `lookup_loop`; keys 0..p.ahead, each prefetching key + AHEAD, which
-            // is below hashes.len() (p.ahead <= len - AHEAD).
-            unsafe {
-                lookup_loop!(
-                    counting!(prefetch_ahead),
-                    i = inout(reg) at => _,
-                    end = in(reg) at.add(p.ahead),
-                    lines = in(reg) p.lines,
-                    n = in(reg) p.n,
-                    en = in(reg) p.en,
-                    found = inout(reg) found,
-                );
-            }
+        // Keys `$from..$to` with the prefetch `$pre` and the probe `$probe`.
+        macro_rules! count_keys {
+            ($pre:ident, $probe:ident, $from:expr, $to:expr) => {
+                // SAFETY: see `lookup_loop`. The ranges below lie in `hashes`, and the
+                // prefetching one ends AHEAD keys before its end (p.ahead <= len - AHEAD).
+                unsafe {
+                    lookup_loop!(
+                        counting!($pre, $probe),
+                        i = inout(reg) at.add($from) => _,
+                        end = in(reg) at.add($to),
+                        lines = in(reg) p.lines,
+                        n = in(reg) p.n,
+                        en = in(reg) p.en,
+                        found = inout(reg) found,
+                    )
+                }
+            };
         }
-        if p.plain > p.ahead {
-            // SAFETY: see `lookup_loop`; keys p.ahead..p.plain, within the slice.
-            unsafe {
-                lookup_loop!(
-                    counting!(no_prefetch),
-                    i = inout(reg) at.add(p.ahead) => _,
-                    end = in(reg) at.add(p.plain),
-                    lines = in(reg) p.lines,
-                    n = in(reg) p.n,
-                    en = in(reg) p.en,
-                    found = inout(reg) found,
-                );
-            }
+        match (k == 8, p.ahead > 0) {
+            (true, true) => count_keys!(prefetch_ahead, probe_every_word, 0, p.ahead),
+            (false, true) => count_keys!(prefetch_ahead, probe, 0, p.ahead),
+            _ => {}
+        }
+        match (k == 8, p.plain > p.ahead) {
+            (true, true) => count_keys!(no_prefetch, probe_every_word, p.ahead, p.plain),
+            (false, true) => count_keys!(no_prefetch, probe, p.ahead, p.plain),
+            _ => {}
         }
         let tail = hashes[p.plain..]
             .iter()
@@ -278,35 +302,35 @@ mod imp {
             return false;
         };
         let (at, to) = (hashes.as_ptr(), out.as_mut_ptr());
-        if p.ahead > 0 {
-            // SAFETY: see `lookup_loop`; keys 0..p.ahead (each prefetching key + AHEAD, below
-            // hashes.len()), their answers to out[..p.ahead] (out.len() == hashes.len()).
-            unsafe {
-                lookup_loop!(
-                    answering!(prefetch_ahead),
-                    i = inout(reg) at => _,
-                    end = in(reg) at.add(p.ahead),
-                    out = inout(reg) to => _,
-                    lines = in(reg) p.lines,
-                    n = in(reg) p.n,
-                    en = in(reg) p.en,
-                );
-            }
+        // Keys `$from..$to` with the prefetch `$pre` and the probe `$probe`, their answers to
+        // the same range of `out`.
+        macro_rules! answer_keys {
+            ($pre:ident, $probe:ident, $from:expr, $to:expr) => {
+                // SAFETY: see `lookup_loop`. The ranges below lie in `hashes` and `out` (of the
+                // same length, checked above), and the prefetching one ends AHEAD keys before
+                // its end (p.ahead <= len - AHEAD).
+                unsafe {
+                    lookup_loop!(
+                        answering!($pre, $probe),
+                        i = inout(reg) at.add($from) => _,
+                        end = in(reg) at.add($to),
+                        out = inout(reg) to.add($from) => _,
+                        lines = in(reg) p.lines,
+                        n = in(reg) p.n,
+                        en = in(reg) p.en,
+                    )
+                }
+            };
         }
-        if p.plain > p.ahead {
-            // SAFETY: see `lookup_loop`; keys p.ahead..p.plain, answers to the same range of
-            // `out`.
-            unsafe {
-                lookup_loop!(
-                    answering!(no_prefetch),
-                    i = inout(reg) at.add(p.ahead) => _,
-                    end = in(reg) at.add(p.plain),
-                    out = inout(reg) to.add(p.ahead) => _,
-                    lines = in(reg) p.lines,
-                    n = in(reg) p.n,
-                    en = in(reg) p.en,
-                );
-            }
+        match (k == 8, p.ahead > 0) {
+            (true, true) => answer_keys!(prefetch_ahead, probe_every_word, 0, p.ahead),
+            (false, true) => answer_keys!(prefetch_ahead, probe, 0, p.ahead),
+            _ => {}
+        }
+        match (k == 8, p.plain > p.ahead) {
+            (true, true) => answer_keys!(no_prefetch, probe_every_word, p.ahead, p.plain),
+            (false, true) => answer_keys!(no_prefetch, probe, p.ahead, p.plain),
+            _ => {}
         }
         for (o, &h) in out[p.plain..].iter_mut().zip(&hashes[p.plain..]) {
             *o = line_for(lines, h).test(mask_for(h, k));
