@@ -13,7 +13,8 @@
 //! row is the crate's own `contains_hash` loop; the copy of it (`ours`) must count the same
 //! keys, which checks that the copy is the engine's kernel (same salts, same rotation table,
 //! k = 6); the second the same with a k = 8 filter of the same size, which skips the enable
-//! pattern (`lookup_mask_for`). The variants:
+//! pattern (`lookup_mask_for`); the next two the batched lookup (`count_contained_hashes`) of
+//! both. The variants:
 //! - `no rotation`: one bit in each of the 8 words, no enable pattern (k = 8 fixed; its FPR at
 //!   10 bits/key is 1.05 %, above the 1.00 % the blocked filter keeps);
 //! - `broadcast from memory`: the multiply takes the hash straight from memory
@@ -473,6 +474,11 @@ mod kernels {
                 probes.iter().filter(|&&h| eight.contains_hash(h)).count() as u64
             });
             println!("{size:>10} {:>24} {ns:>8.3} {count:>9}", "crate, k = 8");
+            // The batched lookup of both (in AVX-512 builds, `src/blocked/lookup_asm.rs`).
+            for (name, f) in [("crate batched", &filter), ("crate batched, k = 8", &eight)] {
+                let (ns, count) = best(&probes, || f.count_contained_hashes(&probes) as u64);
+                println!("{size:>10} {name:>24} {ns:>8.3} {count:>9}");
+            }
             let en = enable.as_ptr().cast::<u8>();
             // Name, loop, its salts, and how many blocks a 64-byte line holds.
             let rows: [(&str, Kernel, &Vector, u64); 10] = [
