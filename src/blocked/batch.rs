@@ -4,8 +4,8 @@
 //! waits for each miss in turn, as many at once as the out-of-order window holds lookups. The
 //! batched paths prefetch the line of the key [`AHEAD`] places ahead before testing each key,
 //! so that many misses are in flight whatever a lookup costs in instructions; on filters of up
-//! to [`CACHED_BYTES`] they run the plain loop, which is faster there (for lookups with k <= 8
-//! in AVX-512 builds, the hand-written one of `lookup_asm.rs`).
+//! to [`CACHED_BYTES`] they run the plain loop, which is faster there. Lookups in AVX-512
+//! builds run the hand-written loops of `lookup_asm.rs` instead, prefetching likewise.
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
 //! the result is bit-identical to inserting the same hashes one by one.

@@ -1,4 +1,4 @@
-//! The batched lookups' loops, hand-written for AVX-512 (k <= 8).
+//! The batched lookups' loops, hand-written for AVX-512.
 //!
 //! Unless a lookup waits on memory, its instructions set its speed, and two of LLVM's
 //! choices cost us there (measured part by part with `examples/lookup_kernels.rs`): it moves
@@ -12,14 +12,15 @@
 //! two paths key by key. For filters past the cache the loop also prefetches the line of the
 //! key `AHEAD` (256) places ahead, as the portable batched loop does.
 //!
-//! Only for k <= 8 (one probe per word; the second bit of k > 8 keeps the portable path) and
-//! only in builds with AVX-512 and BMI2 (`cfg(target_feature = ...)`; every AVX-512 CPU has
+//! Three probes: k < 8 (one bit in the words the rotation enables), k = 8 (one bit in every
+//! word: no enable pattern) and k > 8 (a second bit in some words). Only in builds with
+//! AVX-512 and BMI2 (`cfg(target_feature = ...)`; every AVX-512 CPU has
 //! BMI2); elsewhere these say so (`None`, `false`) and the caller runs its portable loop.
 
 use super::simd::Line;
 
 /// How many of `hashes` may be in `lines` with `k` probes, or `None` when this path does not
-/// apply (k > 8, no AVX-512, no lines). `ahead`: prefetch each key's line `AHEAD` (256) keys early.
+/// apply (no AVX-512, no lines, k outside 1..=16). `ahead`: prefetch each key's line `AHEAD` (256) keys early.
 #[inline]
 pub(crate) fn count(lines: &[Line], k: u32, hashes: &[u64], ahead: bool) -> Option<usize> {
     imp::count(lines, k, hashes, ahead)
@@ -46,7 +47,7 @@ pub(crate) fn contains(
 mod imp {
     use super::super::batch::AHEAD;
     use super::super::line_for;
-    use super::super::simd::{SALT_LANES, enable_row, mask_for};
+    use super::super::simd::{SALT_LANES, enable_row, enable_row_second, mask_for};
     use super::Line;
     use crate::prefetch::prefetch;
     use std::arch::asm;
@@ -101,6 +102,39 @@ mod imp {
                 "vptestmq k1, zmm2, [{lines} + r8]\n",
                 "kortestb k1, k1\n",
                 "# {en}\n",
+            )
+        };
+    }
+
+    /// `probe` for k > 8: a second bit in the words `{en2}`'s pattern enables, at the top 6
+    /// bits of each lane's low half (zmm5 holds 63 in each lane); the missing bits are
+    /// `mask & !line` (one `vpternlogq` with the line from memory), none in a lane setting its
+    /// bit of k1, all eight `kortestb`'s carry.
+    macro_rules! probe_two_bits {
+        ($at:literal) => {
+            concat!(
+                "mov rdx, [{i} + ",
+                $at,
+                "]\n",
+                "mulx r8, r9, {n}\n",
+                "vpmulld zmm2, zmm0, dword ptr [{i} + ",
+                $at,
+                "]{{1to16}}\n",
+                "shr rdx, 29\n",
+                "and edx, 0x38\n",
+                "shl r8, 6\n",
+                "vpsrlq zmm4, zmm2, 26\n",
+                "vpsrlq zmm2, zmm2, 58\n",
+                "vpandq zmm4, zmm4, zmm5\n",
+                "vpsllvq zmm2, zmm1, zmm2\n",
+                "vpsllvq zmm4, zmm1, zmm4\n",
+                "vpandq zmm2, zmm2, [{en} + rdx*8]\n",
+                // zmm4 = (zmm4 & en2) | zmm2: the mask.
+                "vpternlogq zmm4, zmm2, [{en2} + rdx*8], 0xEC\n",
+                // zmm4 = mask & !line.
+                "vpternlogq zmm4, zmm4, [{lines} + r8], 0x50\n",
+                "vptestnmq k1, zmm4, zmm4\n",
+                "kortestb k1, k1\n",
             )
         };
     }
@@ -198,6 +232,9 @@ mod imp {
                 "vmovdqa64 zmm0, [{salts}]",
                 "mov {one:e}, 1",
                 "vpbroadcastq zmm1, {one}",
+                "mov {one:e}, 63",
+                "vpbroadcastq zmm5, {one}",
+                "# {en2}",
                 ".p2align 6",
                 "2:",
                 $body,
@@ -208,7 +245,8 @@ mod imp {
                 salts = in(reg) SALT_LANES.0.as_ptr(),
                 one = out(reg) _,
                 out("rdx") _, out("r8") _, out("r9") _,
-                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("k1") _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+                out("zmm4") _, out("zmm5") _, out("k1") _,
                 options(nostack),
             )
         };
@@ -223,10 +261,11 @@ mod imp {
         lines: *const Line,
         n: u64,
         en: *const u64,
+        en2: *const u64,
     }
 
     fn plan(lines: &[Line], k: u32, hashes: &[u64], prefetching: bool) -> Option<Plan> {
-        if !(1..=8).contains(&k) || lines.is_empty() {
+        if !(1..=16).contains(&k) || lines.is_empty() {
             return None;
         }
         let len = hashes.len();
@@ -246,6 +285,7 @@ mod imp {
             lines: lines.as_ptr(),
             n: lines.len() as u64,
             en: enable_row(k).as_ptr(),
+            en2: enable_row_second(k).as_ptr(),
         })
     }
 
@@ -266,20 +306,25 @@ mod imp {
                         lines = in(reg) p.lines,
                         n = in(reg) p.n,
                         en = in(reg) p.en,
+                        en2 = in(reg) p.en2,
                         found = inout(reg) found,
                     )
                 }
             };
         }
-        match (k == 8, p.ahead > 0) {
-            (true, true) => count_keys!(prefetch_ahead, probe_every_word, 0, p.ahead),
-            (false, true) => count_keys!(prefetch_ahead, probe, 0, p.ahead),
-            _ => {}
+        if p.ahead > 0 {
+            match k {
+                8 => count_keys!(prefetch_ahead, probe_every_word, 0, p.ahead),
+                ..8 => count_keys!(prefetch_ahead, probe, 0, p.ahead),
+                _ => count_keys!(prefetch_ahead, probe_two_bits, 0, p.ahead),
+            }
         }
-        match (k == 8, p.plain > p.ahead) {
-            (true, true) => count_keys!(no_prefetch, probe_every_word, p.ahead, p.plain),
-            (false, true) => count_keys!(no_prefetch, probe, p.ahead, p.plain),
-            _ => {}
+        if p.plain > p.ahead {
+            match k {
+                8 => count_keys!(no_prefetch, probe_every_word, p.ahead, p.plain),
+                ..8 => count_keys!(no_prefetch, probe, p.ahead, p.plain),
+                _ => count_keys!(no_prefetch, probe_two_bits, p.ahead, p.plain),
+            }
         }
         let tail = hashes[p.plain..]
             .iter()
@@ -318,19 +363,24 @@ mod imp {
                         lines = in(reg) p.lines,
                         n = in(reg) p.n,
                         en = in(reg) p.en,
+                        en2 = in(reg) p.en2,
                     )
                 }
             };
         }
-        match (k == 8, p.ahead > 0) {
-            (true, true) => answer_keys!(prefetch_ahead, probe_every_word, 0, p.ahead),
-            (false, true) => answer_keys!(prefetch_ahead, probe, 0, p.ahead),
-            _ => {}
+        if p.ahead > 0 {
+            match k {
+                8 => answer_keys!(prefetch_ahead, probe_every_word, 0, p.ahead),
+                ..8 => answer_keys!(prefetch_ahead, probe, 0, p.ahead),
+                _ => answer_keys!(prefetch_ahead, probe_two_bits, 0, p.ahead),
+            }
         }
-        match (k == 8, p.plain > p.ahead) {
-            (true, true) => answer_keys!(no_prefetch, probe_every_word, p.ahead, p.plain),
-            (false, true) => answer_keys!(no_prefetch, probe, p.ahead, p.plain),
-            _ => {}
+        if p.plain > p.ahead {
+            match k {
+                8 => answer_keys!(no_prefetch, probe_every_word, p.ahead, p.plain),
+                ..8 => answer_keys!(no_prefetch, probe, p.ahead, p.plain),
+                _ => answer_keys!(no_prefetch, probe_two_bits, p.ahead, p.plain),
+            }
         }
         for (o, &h) in out[p.plain..].iter_mut().zip(&hashes[p.plain..]) {
             *o = line_for(lines, h).test(mask_for(h, k));
@@ -403,7 +453,7 @@ mod tests {
                         target_arch = "x86_64",
                         target_feature = "avx512f",
                         target_feature = "bmi2"
-                    )) && k <= 8;
+                    ));
                     assert_eq!(count(&lines, k, &hashes, ahead).is_some(), applies);
                 }
             }
@@ -423,7 +473,7 @@ mod tests {
             0x38 << 29,
             !0 << 29,
         ];
-        for k in 1..=8 {
+        for k in 1..=16 {
             let want: Vec<bool> = hashes
                 .iter()
                 .map(|&h| line_for(&lines, h).test(mask_for(h, k)))

@@ -136,6 +136,19 @@ pub(crate) fn enable_row(k: u32) -> &'static [u64; 64] {
     bytemuck::cast_ref(&ENABLE_FIRST[(k.wrapping_sub(1) & 15) as usize])
 }
 
+/// [`enable_row`] for the second bit of each word (k > 8).
+#[cfg_attr(
+    not(all(
+        target_arch = "x86_64",
+        target_feature = "avx512f",
+        target_feature = "bmi2"
+    )),
+    allow(dead_code)
+)]
+pub(crate) fn enable_row_second(k: u32) -> &'static [u64; 64] {
+    bytemuck::cast_ref(&ENABLE_SECOND[(k.wrapping_sub(1) & 15) as usize])
+}
+
 /// One enable pattern: all ones in the words a key's probes use, zeros elsewhere.
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(64))]
