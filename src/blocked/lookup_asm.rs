@@ -47,10 +47,17 @@ pub(crate) fn contains(
 mod imp {
     use super::super::batch::AHEAD;
     use super::super::line_for;
-    use super::super::simd::{SALT_LANES, enable_row, enable_row_second, mask_for};
+    use super::super::simd::mask_for;
+    use super::super::simd::tables::{SALT_LANES, enable_row, enable_row_second};
     use super::Line;
     use crate::prefetch::prefetch;
     use std::arch::asm;
+
+    /// The portable answer for one key, for the keys after the last whole iteration.
+    #[inline(always)]
+    fn portable(lines: &[Line], k: u32, hash: u64) -> bool {
+        line_for(lines, hash).test(mask_for(hash, k))
+    }
 
     /// Hashes per loop iteration (the unrolled copies below).
     const UNROLL: usize = 4;
@@ -58,9 +65,10 @@ mod imp {
     // The prefetch below reads the hash `AHEAD` places on at byte offset 2048.
     const _: () = assert!(AHEAD * 8 == 2048);
 
-    /// One key's lookup, its hash at byte offset `$at` from `{i}`; leaves the answer in the
-    /// carry flag (set: maybe present). zmm0 holds the salts, zmm1 ones in each 64-bit lane.
-    macro_rules! probe {
+    /// The start of every probe: loads the hash at byte offset `$at` from `{i}` into rdx, its
+    /// line's index into r8 (the high half of `hash * n`) and the 16 products of its low half
+    /// and the salts into zmm2, the multiply reading the hash from memory.
+    macro_rules! products {
         ($at:literal) => {
             concat!(
                 "mov rdx, [{i} + ",
@@ -70,8 +78,24 @@ mod imp {
                 "vpmulld zmm2, zmm0, dword ptr [{i} + ",
                 $at,
                 "]{{1to16}}\n",
-                "shr rdx, 29\n",
-                "and edx, 0x38\n",
+            )
+        };
+    }
+
+    /// rdx = the rotation's offset into the enable rows, `(hash >> 29) & 0x38` words.
+    macro_rules! rotation {
+        () => {
+            "shr rdx, 29\nand edx, 0x38\n"
+        };
+    }
+
+    /// One key's lookup, its hash at byte offset `$at` from `{i}`; leaves the answer in the
+    /// carry flag (set: maybe present). zmm0 holds the salts, zmm1 ones in each 64-bit lane.
+    macro_rules! probe {
+        ($at:literal) => {
+            concat!(
+                products!($at),
+                rotation!(),
                 "shl r8, 6\n",
                 "vmovdqa64 zmm3, [{lines} + r8]\n",
                 "vpsrlq zmm2, zmm2, 58\n",
@@ -89,13 +113,7 @@ mod imp {
     macro_rules! probe_every_word {
         ($at:literal) => {
             concat!(
-                "mov rdx, [{i} + ",
-                $at,
-                "]\n",
-                "mulx r8, r9, {n}\n",
-                "vpmulld zmm2, zmm0, dword ptr [{i} + ",
-                $at,
-                "]{{1to16}}\n",
+                products!($at),
                 "shl r8, 6\n",
                 "vpsrlq zmm2, zmm2, 58\n",
                 "vpsllvq zmm2, zmm1, zmm2\n",
@@ -113,15 +131,8 @@ mod imp {
     macro_rules! probe_two_bits {
         ($at:literal) => {
             concat!(
-                "mov rdx, [{i} + ",
-                $at,
-                "]\n",
-                "mulx r8, r9, {n}\n",
-                "vpmulld zmm2, zmm0, dword ptr [{i} + ",
-                $at,
-                "]{{1to16}}\n",
-                "shr rdx, 29\n",
-                "and edx, 0x38\n",
+                products!($at),
+                rotation!(),
                 "shl r8, 6\n",
                 "vpsrlq zmm4, zmm2, 26\n",
                 "vpsrlq zmm2, zmm2, 58\n",
@@ -328,7 +339,7 @@ mod imp {
         }
         let tail = hashes[p.plain..]
             .iter()
-            .filter(|&&h| line_for(lines, h).test(mask_for(h, k)))
+            .filter(|&&h| portable(lines, k, h))
             .count();
         Some(found as usize + tail)
     }
@@ -383,7 +394,7 @@ mod imp {
             }
         }
         for (o, &h) in out[p.plain..].iter_mut().zip(&hashes[p.plain..]) {
-            *o = line_for(lines, h).test(mask_for(h, k));
+            *o = portable(lines, k, h);
         }
         true
     }

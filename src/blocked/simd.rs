@@ -108,45 +108,39 @@ const fn interleaved() -> u32x16 {
     u32x16::new(out)
 }
 
-/// [`SALT_BOTH`] as 64-byte aligned memory, for the hand-written loops of `lookup_asm.rs`.
-#[repr(C, align(64))]
-pub(crate) struct SaltLanes(pub [u32; 16]);
+/// The tables of the hand-written loops of `lookup_asm.rs`, as memory they can address.
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "avx512f",
+    target_feature = "bmi2"
+))]
+pub(crate) mod tables {
+    use super::{ENABLE_FIRST, ENABLE_SECOND, SALT_BOTH, table_row};
 
-#[cfg_attr(
-    not(all(
-        target_arch = "x86_64",
-        target_feature = "avx512f",
-        target_feature = "bmi2"
-    )),
-    allow(dead_code)
-)]
-pub(crate) static SALT_LANES: SaltLanes = SaltLanes(SALT_BOTH.to_array());
+    /// [`SALT_BOTH`] as 64-byte aligned memory.
+    #[repr(C, align(64))]
+    pub(crate) struct SaltLanes(pub [u32; 16]);
 
-/// The enable patterns of the first bit for `k` probes (1..=16), all 8 rotations as 64 words:
-/// a key's pattern is the 8 words at its offset `(hash >> 29) & 0x38` (see [`mask_for`]).
-#[cfg_attr(
-    not(all(
-        target_arch = "x86_64",
-        target_feature = "avx512f",
-        target_feature = "bmi2"
-    )),
-    allow(dead_code)
-)]
-pub(crate) fn enable_row(k: u32) -> &'static [u64; 64] {
-    bytemuck::cast_ref(&ENABLE_FIRST[(k.wrapping_sub(1) & 15) as usize])
+    pub(crate) static SALT_LANES: SaltLanes = SaltLanes(SALT_BOTH.to_array());
+
+    /// The enable patterns of the first bit for `k` probes (1..=16), all 8 rotations as 64
+    /// words: a key's pattern is the 8 words at its offset `(hash >> 29) & 0x38` (see
+    /// [`super::mask_for`]).
+    pub(crate) fn enable_row(k: u32) -> &'static [u64; 64] {
+        bytemuck::cast_ref(&ENABLE_FIRST[table_row(k)])
+    }
+
+    /// [`enable_row`] for the second bit of each word (k > 8).
+    pub(crate) fn enable_row_second(k: u32) -> &'static [u64; 64] {
+        bytemuck::cast_ref(&ENABLE_SECOND[table_row(k)])
+    }
 }
 
-/// [`enable_row`] for the second bit of each word (k > 8).
-#[cfg_attr(
-    not(all(
-        target_arch = "x86_64",
-        target_feature = "avx512f",
-        target_feature = "bmi2"
-    )),
-    allow(dead_code)
-)]
-pub(crate) fn enable_row_second(k: u32) -> &'static [u64; 64] {
-    bytemuck::cast_ref(&ENABLE_SECOND[(k.wrapping_sub(1) & 15) as usize])
+/// The row of the enable tables for `hashes` probes: `hashes - 1` for 1..=16, another row
+/// (never out of bounds) for other values.
+#[inline(always)]
+fn table_row(hashes: u32) -> usize {
+    (hashes.wrapping_sub(1) & 15) as usize
 }
 
 /// One enable pattern: all ones in the words a key's probes use, zeros elsewhere.
@@ -192,7 +186,7 @@ const fn enable_table(slot_offset: usize) -> [[Enable; 8]; 16] {
 #[inline(always)]
 pub fn mask_for(hash: u64, hashes: u32) -> Mask {
     let prod = products(hash);
-    let k = (hashes.wrapping_sub(1) & 15) as usize;
+    let k = table_row(hashes);
     // The rotation `r` (hash bits 32..35) as the offset of its pattern in 64-bit words, `8 r`:
     // one shift and one AND, and the load's address scales it by 8 itself. Indexing
     // `[Enable; 8]` by `r` instead costs a third instruction (the `* 64` of the index), 8 % of
