@@ -124,10 +124,11 @@ mod imp {
         };
     }
 
-    /// `probe` for k > 8: a second bit in the words `{en2}`'s pattern enables, at the top 6
+    /// `probe` for k > 8: a bit in every word (as k = 8) and a second one in the words whose
+    /// lane of `{en2}`'s pattern holds 1, that 1 shifted into place (a 0 stays 0), at the top 6
     /// bits of each lane's low half (zmm5 holds 63 in each lane); the missing bits are
-    /// `mask & !line` (one `vpternlogq` with the line from memory), none in a lane setting its
-    /// bit of k1, all eight `kortestb`'s carry.
+    /// `(first | second) & !line` (one `vpternlogq` with the line from memory), none in a lane
+    /// setting its bit of k1, all eight `kortestb`'s carry.
     macro_rules! probe_two_bits {
         ($at:literal) => {
             concat!(
@@ -137,15 +138,13 @@ mod imp {
                 "vpsrlq zmm4, zmm2, 26\n",
                 "vpsrlq zmm2, zmm2, 58\n",
                 "vpandq zmm4, zmm4, zmm5\n",
+                "vmovdqa64 zmm3, [{en2} + rdx*8]\n",
                 "vpsllvq zmm2, zmm1, zmm2\n",
-                "vpsllvq zmm4, zmm1, zmm4\n",
-                "vpandq zmm2, zmm2, [{en} + rdx*8]\n",
-                // zmm4 = (zmm4 & en2) | zmm2: the mask.
-                "vpternlogq zmm4, zmm2, [{en2} + rdx*8], 0xEC\n",
-                // zmm4 = mask & !line.
-                "vpternlogq zmm4, zmm4, [{lines} + r8], 0x50\n",
+                "vpsllvq zmm4, zmm3, zmm4\n",
+                "vpternlogq zmm4, zmm2, [{lines} + r8], 0x54\n",
                 "vptestnmq k1, zmm4, zmm4\n",
                 "kortestb k1, k1\n",
+                "# {en}\n",
             )
         };
     }
@@ -233,7 +232,7 @@ mod imp {
     /// caller keeps inside the slice), the 64-byte aligned salts, and for each hash its line
     /// `lines[(hash * n) >> 64]` (below n = lines.len(); `Line` is 64-byte aligned, as
     /// `vmovdqa64` needs) and 8 words at offset `(hash >> 29) & 0x38` (at most 56) of the
-    /// 64-word enable row; a prefetch never faults. It writes the registers it declares, the
+    /// 64-word enable rows (64-byte aligned, so those 8 words are too); a prefetch never faults. It writes the registers it declares, the
     /// flags and, when answering, one byte (0 or 1, a valid `bool`) per key to `{out}`, which
     /// the caller borrows mutably for that many keys. The instructions need AVX-512F and BMI2,
     /// which this module is compiled for.
