@@ -299,6 +299,27 @@ mod imp {
         })
     }
 
+    /// Runs `$keys!(prefetch, probe, from, to)` over the plan's two ranges, the prefetching
+    /// one and the plain one after it, with the probe for `$k`.
+    macro_rules! each_range {
+        ($keys:ident, $p:expr, $k:expr) => {
+            if $p.ahead > 0 {
+                match $k {
+                    8 => $keys!(prefetch_ahead, probe_every_word, 0, $p.ahead),
+                    ..8 => $keys!(prefetch_ahead, probe, 0, $p.ahead),
+                    _ => $keys!(prefetch_ahead, probe_two_bits, 0, $p.ahead),
+                }
+            }
+            if $p.plain > $p.ahead {
+                match $k {
+                    8 => $keys!(no_prefetch, probe_every_word, $p.ahead, $p.plain),
+                    ..8 => $keys!(no_prefetch, probe, $p.ahead, $p.plain),
+                    _ => $keys!(no_prefetch, probe_two_bits, $p.ahead, $p.plain),
+                }
+            }
+        };
+    }
+
     pub(super) fn count(lines: &[Line], k: u32, hashes: &[u64], ahead: bool) -> Option<usize> {
         let p = plan(lines, k, hashes, ahead)?;
         let mut found: u64 = 0;
@@ -322,20 +343,7 @@ mod imp {
                 }
             };
         }
-        if p.ahead > 0 {
-            match k {
-                8 => count_keys!(prefetch_ahead, probe_every_word, 0, p.ahead),
-                ..8 => count_keys!(prefetch_ahead, probe, 0, p.ahead),
-                _ => count_keys!(prefetch_ahead, probe_two_bits, 0, p.ahead),
-            }
-        }
-        if p.plain > p.ahead {
-            match k {
-                8 => count_keys!(no_prefetch, probe_every_word, p.ahead, p.plain),
-                ..8 => count_keys!(no_prefetch, probe, p.ahead, p.plain),
-                _ => count_keys!(no_prefetch, probe_two_bits, p.ahead, p.plain),
-            }
-        }
+        each_range!(count_keys, p, k);
         let tail = hashes[p.plain..]
             .iter()
             .filter(|&&h| portable(lines, k, h))
@@ -378,20 +386,7 @@ mod imp {
                 }
             };
         }
-        if p.ahead > 0 {
-            match k {
-                8 => answer_keys!(prefetch_ahead, probe_every_word, 0, p.ahead),
-                ..8 => answer_keys!(prefetch_ahead, probe, 0, p.ahead),
-                _ => answer_keys!(prefetch_ahead, probe_two_bits, 0, p.ahead),
-            }
-        }
-        if p.plain > p.ahead {
-            match k {
-                8 => answer_keys!(no_prefetch, probe_every_word, p.ahead, p.plain),
-                ..8 => answer_keys!(no_prefetch, probe, p.ahead, p.plain),
-                _ => answer_keys!(no_prefetch, probe_two_bits, p.ahead, p.plain),
-            }
-        }
+        each_range!(answer_keys, p, k);
         for (o, &h) in out[p.plain..].iter_mut().zip(&hashes[p.plain..]) {
             *o = portable(lines, k, h);
         }
