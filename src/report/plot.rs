@@ -157,22 +157,17 @@ fn size_chart(root: &Area<'_>, title: &str, series: &[Series]) -> DrawResult {
         .axis_desc_style(("sans-serif", 18))
         .label_style(("sans-serif", 15))
         .draw()?;
-    draw_series(&mut chart, series)?;
     // Nothing runs faster than the memory limit, and the limit rises with size: the lower
     // right corner is the one part of these plots that never holds data.
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 15))
-        .draw()?;
+    draw_series(&mut chart, series, SeriesLabelPosition::LowerRight)?;
     Ok(())
 }
 
+/// Draws the series, then their legend at `legend` (a corner the data leaves free).
 fn draw_series<'a, DB: DrawingBackend + 'a, X, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     series: &[Series],
+    legend: SeriesLabelPosition,
 ) -> DrawResult
 where
     X: Ranged<ValueType = f64>,
@@ -209,6 +204,13 @@ where
             )?;
         }
     }
+    chart
+        .configure_series_labels()
+        .position(legend)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 15))
+        .draw()?;
     Ok(())
 }
 
@@ -373,15 +375,8 @@ fn fpr_plot(report: &Report) -> Result<Plot> {
             .axis_desc_style(("sans-serif", 18))
             .label_style(("sans-serif", 15))
             .draw()?;
-        draw_series(&mut chart, &series)?;
         // FPR falls with bits per key: few bits and a low FPR (lower left) never meet.
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 15))
-            .draw()?;
+        draw_series(&mut chart, &series, SeriesLabelPosition::LowerLeft)?;
         Ok(())
     })
 }
@@ -437,14 +432,7 @@ fn bulk_plot(report: &Report) -> Result<Plot> {
             .axis_desc_style(("sans-serif", 18))
             .label_style(("sans-serif", 15))
             .draw()?;
-        draw_series(&mut chart, &series)?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 15))
-            .draw()?;
+        draw_series(&mut chart, &series, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }
