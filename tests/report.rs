@@ -79,6 +79,18 @@ fn a_tiny_sweep_writes_every_file() {
     for kind in ["blocked", "classic"] {
         assert_eq!(report.bulk.iter().filter(|b| b.filter == kind).count(), 4);
     }
+    // Blocked rows carry their ceiling: at 16 KiB from whole fills after the sweep's, at 3 MiB
+    // (past the whole-fill bound) from chunks timed between the bulk insert's own.
+    for b in &report.bulk {
+        let ceiling = b.ceiling.as_ref().map(|c| (c.samples, c.median_ns));
+        match ceiling {
+            Some((samples, ns)) => {
+                assert_eq!(b.filter, "blocked");
+                assert!(samples >= 1 && ns > 0.0 && ns.is_finite(), "{b:?}");
+            }
+            None => assert_ne!(b.filter, "blocked", "{b:?}"),
+        }
+    }
     for r in &report.fpr {
         assert_eq!(r.false_negatives, 0, "{}", r.filter);
     }

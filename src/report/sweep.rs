@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::ceiling::own_filters_fill;
+use super::ceiling::{OwnFilters, own_filters_refill};
 use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::limit::{MemoryLimit, probe_memory};
@@ -354,6 +354,8 @@ struct Fill {
     /// Through the parallel insert, per pool (in the order of the pools); `None` for a pool
     /// that got no sample.
     bulk: Vec<Option<Stat>>,
+    /// The ceiling per pool, when `timed_fill` was given filters for it (see `ceiling.rs`).
+    ceiling: Vec<Option<Stat>>,
     subject: Box<dyn Subject>,
     refused: u64,
 }
@@ -365,17 +367,21 @@ struct Fill {
 /// first sample of each method is a warm-up). Beyond, one filter is filled in chunks, each
 /// chunk timed and given to one method in turn, so every method's samples are spread over the
 /// whole fill, from empty to the design load; at most [`MAX_ONE_BY_ONE_CHUNKS`] chunks go one
-/// key at a time (the slowest way) when there is a parallel insert to fill the rest.
+/// key at a time (the slowest way) when there is a parallel insert to fill the rest. With
+/// `own` (filters past [`SMALL_FILL`] only), each chunk a pool inserts is also inserted by every
+/// thread of that pool into a filter of its own and timed, the ceiling of that pool, before or
+/// after the bulk insert in turn, so the two share the machine's state of the moment.
 fn timed_fill(
     make: &dyn Fn() -> Result<Box<dyn Subject>>,
     items: usize,
     config: &ReportConfig,
     pools: &[(usize, rayon::ThreadPool)],
+    own: Option<&OwnFilters>,
 ) -> Result<Fill> {
     let seed = config.seed;
     let first = make()?;
-    let pools: Vec<&rayon::ThreadPool> = if first.has_parallel_insert() {
-        pools.iter().map(|(_, p)| p).collect()
+    let pools: Vec<(usize, &rayon::ThreadPool)> = if first.has_parallel_insert() {
+        pools.iter().map(|(t, p)| (*t, p)).collect()
     } else {
         Vec::new()
     };
@@ -401,12 +407,13 @@ fn timed_fill(
         let (insert, subject, refused) = repeated(Method::OneByOne)?;
         let bulk = pools
             .iter()
-            .map(|&pool| repeated(Method::Parallel(pool)).map(|(stat, _, _)| Some(stat)))
+            .map(|&(_, pool)| repeated(Method::Parallel(pool)).map(|(stat, _, _)| Some(stat)))
             .collect::<Result<Vec<_>>>()?;
         return Ok(Fill {
             insert,
             samples: "complete fills",
             bulk,
+            ceiling: Vec::new(),
             subject,
             refused,
         });
@@ -424,6 +431,7 @@ fn timed_fill(
     };
     let mut insert_samples = Vec::new();
     let mut bulk_samples = vec![Vec::new(); pools.len()];
+    let mut ceiling_samples = vec![Vec::new(); pools.len()];
     let mut next_pool = 0;
     let mut buffer = Vec::with_capacity(chunk);
     let (mut refused, mut total) = (0, Duration::ZERO);
@@ -440,9 +448,21 @@ fn timed_fill(
         };
         let how = match method {
             None => Method::OneByOne,
-            Some(p) => Method::Parallel(pools[p]),
+            Some(p) => Method::Parallel(pools[p].1),
         };
+        let ceiling = |p: usize| {
+            own.map(|own| {
+                let (threads, pool) = pools[p];
+                ns_per_op(own.fill(pool, &buffer), (end - start) * threads)
+            })
+        };
+        if let (Some(p), true) = (method, j % 2 == 1) {
+            ceiling_samples[p].extend(ceiling(p));
+        }
         let (refused_now, elapsed) = timed_insert(how, &mut s, black_box(&buffer))?;
+        if let (Some(p), false) = (method, j % 2 == 1) {
+            ceiling_samples[p].extend(ceiling(p));
+        }
         refused += refused_now;
         total += elapsed;
         let ns = ns_per_op(elapsed, end - start);
@@ -464,6 +484,10 @@ fn timed_fill(
         insert: Stat::from_samples(&insert_samples).expect("at least one chunk"),
         samples: kind,
         bulk: bulk_samples.iter().map(|v| Stat::from_samples(v)).collect(),
+        ceiling: ceiling_samples
+            .iter()
+            .map(|v| Stat::from_samples(v))
+            .collect(),
         subject: s,
         refused,
     })
@@ -482,7 +506,17 @@ fn measure_speed(
 ) -> Result<(SpeedRow, Vec<BulkRow>)> {
     let items = config.items_for(target_bytes);
     let make = || build_subject(c, items, config.bits_per_key, config.seed);
-    let fill = timed_fill(&make, items, config, pools)?;
+    let blocked = c == Contender::Ours(FilterKind::Blocked);
+    // The ceiling's filters, for a blocked filter filled in chunks: one per thread of the
+    // largest pool, alive during the fill (`check_memory` allows for them).
+    let own = match pools.iter().map(|(t, _)| *t).max() {
+        Some(threads) if blocked && items > SMALL_FILL => {
+            Some(OwnFilters::new(items, config, threads)?)
+        }
+        _ => None,
+    };
+    let fill = timed_fill(&make, items, config, pools, own.as_ref())?;
+    drop(own);
     let subject = fill.subject;
     let bytes = subject.size_bytes();
     let sampling = config.sampling();
@@ -514,10 +548,13 @@ fn measure_speed(
         }
     };
 
+    // The ceilings timed during the fill, per pool (none for filters filled whole).
+    let mut ceilings = fill.ceiling.into_iter();
     let mut bulk: Vec<BulkRow> = pools
         .iter()
         .zip(fill.bulk)
-        .filter_map(|((threads, _), stat)| {
+        .map(|(pool, stat)| (pool, stat, ceilings.next().flatten()))
+        .filter_map(|((threads, _), stat, ceiling)| {
             stat.map(|stat| BulkRow {
                 filter: c.name().to_string(),
                 target_bytes,
@@ -527,7 +564,7 @@ fn measure_speed(
                 mkeys_per_s: stat.mops(),
                 speedup: 1.0,
                 insert: stat,
-                ceiling: None,
+                ceiling,
                 ceiling_speedup: None,
             })
         })
@@ -564,14 +601,13 @@ fn measure_speed(
         insert_failures: fill.refused,
         huge_page_bytes: subject.huge_page_bytes(),
     };
-    if c == Contender::Ours(FilterKind::Blocked) && !bulk.is_empty() {
-        // The filter measured above is freed first: the ceiling holds one per thread.
+    if blocked && !bulk.is_empty() {
+        // Filters filled whole get their ceiling now, the filter measured above freed first
+        // (the ceiling holds one per thread).
         drop(subject);
-        for b in &mut bulk {
+        for b in bulk.iter_mut().filter(|b| b.ceiling.is_none()) {
             if let Some((threads, pool)) = pools.iter().find(|(t, _)| *t == b.threads) {
-                b.ceiling = Some(own_filters_fill(
-                    items, config, *threads, pool, SMALL_FILL, CHUNK,
-                )?);
+                b.ceiling = Some(own_filters_refill(items, config, *threads, pool)?);
             }
         }
         let base = bulk[0].ceiling.as_ref().map_or(1.0, Stat::mops);

@@ -527,7 +527,8 @@ fn write_bulk_table(w: &mut String, report: &Report) {
          (blocked only): every thread fills a blocked filter of its own with the same keys \
          (the prefetching sequential insert, nothing shared), so only the memory system limits \
          how the rate grows; one shared filter cannot scale better, and the ceiling moves \
-         with the machine, hence measured in the same run.\n"
+         with the machine, hence measured in the same run: for filters filled in chunks, on \
+         the same chunks as the bulk insert, each timed just before or after it.\n"
     );
     let _ = writeln!(
         w,
