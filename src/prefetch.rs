@@ -1,5 +1,6 @@
-//! The software-prefetch hint every batched path uses (blocked, classic and cuckoo lookups and
-//! inserts, and the report's memory probe): the crate's one `unsafe` block for it.
+//! The software-prefetch hints: [`prefetch`], which every batched path uses (blocked, classic
+//! and cuckoo lookups and inserts, and the report's memory probe), and [`prefetch_stream`],
+//! for the blocked bulk insert's scan of its input.
 
 /// Hints the processor to start loading the cache line that holds `value`. A no-op on targets
 /// other than x86-64.
@@ -11,6 +12,21 @@ pub fn prefetch<T>(value: &T) {
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>(value as *const T as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
+/// Hints the processor to load the cache line that holds `value` as data read once
+/// (`prefetchnta`: on x86-64 the line comes close to the core but is not kept in the outer
+/// caches as ordinary data is). A no-op on targets other than x86-64.
+#[inline(always)]
+pub fn prefetch_stream<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as for `prefetch`: a hint that never faults, on a pointer from a live reference.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_NTA, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_NTA>(value as *const T as *const i8);
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;

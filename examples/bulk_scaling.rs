@@ -1,0 +1,143 @@
+//! Where the parallel bulk insert's time goes, against what the memory system gives threads.
+//!
+//! ```sh
+//! cargo run --release --example bulk_scaling -- [THREADS] [MILLION_KEYS]
+//! ```
+//!
+//! (defaults: 2 threads, 100 M keys at 10 bits per key, a 119 MiB filter.) The keys go in
+//! chunks of 4 Mi, and each chunk is inserted five ways, one after the other, so that every
+//! way sees the same moment of a shared host:
+//! - `sequential`: `insert_hashes` on one thread (the prefetching insert);
+//! - `par_insert`: `par_insert_hashes` on a pool of THREADS pinned threads, one shared filter;
+//! - `ceiling`: every thread of the pool inserts the whole chunk into a filter of its own
+//!   (nothing shared; the report's "ceiling"), ns per key counting each thread's keys;
+//! - `pre-split`: the chunk split beforehand by the filter part each thread owns, and every
+//!   thread inserting only its part into a filter of that part's size, as `par_insert_hashes`
+//!   would if picking its keys cost nothing (the bound of the bulk insert's design);
+//! - `scan only`: every thread reading the whole chunk and counting the keys of its part, the
+//!   picking `par_insert_hashes` does, without inserting.
+//!
+//! Prints ns per key (all threads together) and the speedup over `sequential` of the same run,
+//! after the first chunk (which pays the page faults).
+
+use linebloom::BlockedBloom;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::Instant;
+
+const CHUNK: usize = 1 << 22;
+const WAYS: [&str; 5] = [
+    "sequential",
+    "par_insert",
+    "ceiling",
+    "pre-split",
+    "scan only",
+];
+
+/// A well-mixed 64-bit hash of `i` (the finaliser of MurmurHash3, Appleby).
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+fn filter(items: usize) -> BlockedBloom {
+    match BlockedBloom::builder(items).bits_per_key(10.0).build() {
+        Ok(f) => f,
+        Err(e) => panic!("cannot build a filter of {items} keys: {e}"),
+    }
+}
+
+/// The part (0..threads) a hash's line falls in: lines are split in equal runs, and the line
+/// is the high half of `hash * lines`, so the part is that of `hash` in equal hash ranges up
+/// to rounding at the edges, which does not matter for timing.
+fn part(hash: u64, threads: usize) -> usize {
+    ((hash as u128 * threads as u128) >> 64) as usize
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>());
+    let threads = args.next().and_then(Result::ok).unwrap_or(2).max(1);
+    let items = args.next().and_then(Result::ok).unwrap_or(100) * 1_000_000;
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(move |i| {
+            if let Some(&id) = cores.get(i % cores.len().max(1)) {
+                core_affinity::set_for_current(id);
+            }
+        })
+        .build()
+        .expect("a thread pool");
+    let mut sequential = filter(items);
+    let mut shared = filter(items);
+    let own: Vec<Mutex<BlockedBloom>> = (0..threads).map(|_| Mutex::new(filter(items))).collect();
+    let split: Vec<Mutex<BlockedBloom>> = (0..threads)
+        .map(|_| Mutex::new(filter(items.div_ceil(threads))))
+        .collect();
+    let mut seconds = [0f64; WAYS.len()];
+    let mut keys = 0;
+    let mut chunk = Vec::with_capacity(CHUNK);
+    let mut parts: Vec<Vec<u64>> = vec![Vec::new(); threads];
+    for (round, start) in (0..items).step_by(CHUNK).enumerate() {
+        let end = (start + CHUNK).min(items);
+        chunk.clear();
+        chunk.extend((start as u64..end as u64).map(mix));
+        parts.iter_mut().for_each(Vec::clear);
+        for &h in &chunk {
+            parts[part(h, threads)].push(h);
+        }
+        let mut took = [0f64; WAYS.len()];
+        let timed = |f: &mut dyn FnMut()| {
+            let started = Instant::now();
+            f();
+            started.elapsed().as_secs_f64()
+        };
+        took[0] = timed(&mut || sequential.insert_hashes(black_box(&chunk)));
+        took[1] = timed(&mut || pool.install(|| shared.par_insert_hashes(black_box(&chunk))));
+        took[2] = timed(&mut || {
+            pool.broadcast(|c| {
+                if let Ok(mut f) = own[c.index()].lock() {
+                    f.insert_hashes(black_box(&chunk));
+                }
+            });
+        }) / threads as f64;
+        took[3] = timed(&mut || {
+            pool.broadcast(|c| {
+                if let Ok(mut f) = split[c.index()].lock() {
+                    f.insert_hashes(black_box(&parts[c.index()]));
+                }
+            });
+        });
+        took[4] = timed(&mut || {
+            let counts = pool.broadcast(|c| {
+                let mine = c.index();
+                chunk.iter().filter(|&&h| part(h, threads) == mine).count()
+            });
+            black_box(counts);
+        });
+        // The first chunk touches every page of every filter.
+        if round > 0 {
+            keys += end - start;
+            seconds.iter_mut().zip(took).for_each(|(s, t)| *s += t);
+        }
+    }
+    if keys == 0 {
+        println!("too few keys: need more than one chunk of {CHUNK}");
+        return;
+    }
+    println!(
+        "{threads} threads, {} M keys (119 MiB per 100 M), ns per key of all threads:",
+        items / 1_000_000
+    );
+    for (way, s) in WAYS.iter().zip(seconds) {
+        let speedup = if way == &"scan only" {
+            String::new()
+        } else {
+            format!("  {:.2}x", seconds[0] / s)
+        };
+        println!("  {way:<11} {:6.2}{speedup}", s * 1e9 / keys as f64);
+    }
+}
