@@ -31,12 +31,17 @@ const SCAN_BUF: usize = 4096;
 
 /// How far ahead (in groups of 8 hashes, one 64-byte line each) a bulk-insert task hints its
 /// input as read-once data (`prefetch_stream`). Each task reads the whole input; streamed in
-/// as ordinary data it took cache room from the lines the task's inserts prefetch. On 2
+/// as ordinary data it presumably took cache room from the lines the task's inserts
+/// prefetch. On 2
 /// threads at 100 M keys (`cargo run --release --example bulk_scaling`, one process per
 /// setting, alternating) the bulk insert went from 79-83 % of the ceiling's rate (1.84-2.01
 /// ns per key) to 90-93 % at 64 groups ahead (1.61-1.79) and 88-92 % at 128, while the
 /// ceiling stood near 1.9x one thread; with the ceiling near 1.5x, all level within 5 %.
-/// The same distance with `prefetcht0` or `prefetcht2` was no better than none.
+/// The same distance with `prefetcht0` or `prefetcht2` was no better than none. Filters of
+/// up to [`CACHED_BYTES`] go without it: there it made 2 threads slower (1.33-1.37 against
+/// 1.08-1.14 ns per key at 1.19 MiB, `linebloom report --items 1000000,13421772 --filters
+/// blocked --threads 1,2`, two alternating runs), and at 16 MiB faster (1.22-1.47 against
+/// 1.71-1.98, three).
 const INPUT_AHEAD: usize = 64;
 
 /// Below this many hashes the bulk insert runs sequentially: starting the tasks would cost more
