@@ -21,6 +21,7 @@
 //! after the first chunk (which pays the page faults).
 
 use linebloom::BlockedBloom;
+use linebloom::hash::mix64;
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -33,15 +34,6 @@ const WAYS: [&str; 5] = [
     "pre-split",
     "scan only",
 ];
-
-/// A well-mixed 64-bit hash of `i` (the finaliser of MurmurHash3, Appleby).
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
 
 fn filter(items: usize) -> BlockedBloom {
     match BlockedBloom::builder(items).bits_per_key(10.0).build() {
@@ -84,7 +76,7 @@ fn main() {
     for (round, start) in (0..items).step_by(CHUNK).enumerate() {
         let end = (start + CHUNK).min(items);
         chunk.clear();
-        chunk.extend((start as u64..end as u64).map(mix));
+        chunk.extend((start as u64..end as u64).map(mix64));
         parts.iter_mut().for_each(Vec::clear);
         for &h in &chunk {
             parts[part(h, threads)].push(h);

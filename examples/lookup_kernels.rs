@@ -385,14 +385,6 @@ mod kernels {
         writes
     );
 
-    /// SplitMix64's finalizer: well-mixed test hashes.
-    fn mix(mut x: u64) -> u64 {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    }
-
     /// One loop: its placement (see `kernel!`), the hashes, the lines, their count (lines or
     /// blocks), the enable table and the salts; a lookup returns how many hashes it answered
     /// "maybe" to.
@@ -437,7 +429,9 @@ mod kernels {
                 }))
             })
             .collect();
-        let probes: Vec<u64> = (0..1u64 << 20).map(|i| mix(i | 1 << 40)).collect();
+        let probes: Vec<u64> = (0..1u64 << 20)
+            .map(|i| linebloom::hash::mix64(i | 1 << 40))
+            .collect();
         println!("ns per key, one at a time (best of 10 passes of 1 Mi never-inserted keys)");
         println!(
             "{:>10} {:>24} {:>8} {:>9}",
@@ -450,7 +444,7 @@ mod kernels {
                 .seed(0)
                 .build()
                 .expect("a valid filter size");
-            let keys: Vec<u64> = (0..items as u64).map(mix).collect();
+            let keys: Vec<u64> = (0..items as u64).map(linebloom::hash::mix64).collect();
             filter.insert_hashes(&keys);
             let lines = filter.lines().as_ptr().cast::<u8>();
             let n = filter.num_lines() as u64;

@@ -1,18 +1,13 @@
 //! The software-prefetch hints: [`prefetch`], which every batched path uses (blocked, classic
 //! and cuckoo lookups and inserts, and the report's memory probe), and [`prefetch_stream`],
-//! for the blocked bulk insert's scan of its input.
+//! for the blocked bulk insert's scan of its input; one `unsafe` block behind both.
 
 /// Hints the processor to start loading the cache line that holds `value`. A no-op on targets
 /// other than x86-64.
 #[inline(always)]
 pub fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
-    // and the pointer comes from a live reference anyway.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(value as *const T as *const i8);
-    }
+    hint::<{ std::arch::x86_64::_MM_HINT_T0 }, T>(value);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
 }
@@ -23,13 +18,19 @@ pub fn prefetch<T>(value: &T) {
 #[inline(always)]
 pub fn prefetch_stream<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: as for `prefetch`: a hint that never faults, on a pointer from a live reference.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_NTA, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_NTA>(value as *const T as *const i8);
-    }
+    hint::<{ std::arch::x86_64::_MM_HINT_NTA }, T>(value);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
+}
+
+/// `_mm_prefetch` with the locality hint `HINT` on `value`'s cache line: the crate's one
+/// `unsafe` block for prefetching.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn hint<const HINT: i32, T>(value: &T) {
+    // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
+    // and the pointer comes from a live reference anyway.
+    unsafe { std::arch::x86_64::_mm_prefetch::<HINT>(value as *const T as *const i8) }
 }
 
 /// Walks `items` in order with every item's cache line hinted `distance` items before it is
