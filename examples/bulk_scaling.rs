@@ -5,7 +5,7 @@
 //! ```
 //!
 //! (defaults: 2 threads, 100 M keys at 10 bits per key, a 119 MiB filter.) The keys go in
-//! chunks of 4 Mi, and each chunk is inserted five ways, one after the other, so that every
+//! chunks of 4 Mi, and each chunk is inserted six ways, one after the other, so that every
 //! way sees the same moment of a shared host:
 //! - `sequential`: `insert_hashes` on one thread (the prefetching insert);
 //! - `par_insert`: `par_insert_hashes` on a pool of THREADS pinned threads, one shared filter;
@@ -15,7 +15,13 @@
 //!   thread inserting only its part into a filter of that part's size, as `par_insert_hashes`
 //!   would if picking its keys cost nothing (the bound of the bulk insert's design);
 //! - `scan only`: every thread reading the whole chunk and counting the keys of its part, the
-//!   picking `par_insert_hashes` does, without inserting.
+//!   picking `par_insert_hashes` does, without inserting;
+//! - `one task`: what one of `par_insert_hashes`' THREADS tasks does (scan the whole chunk,
+//!   insert the keys of its run of lines), alone on the thread `sequential` runs on.
+//!   Its speedup over `sequential` is what the bulk insert's design would give if threads
+//!   shared nothing (no memory bandwidth, no cache): every task reads the whole input, so
+//!   this bounds `par_insert` whatever the machine, and it is steadier than two-thread
+//!   figures on a shared host.
 //!
 //! Prints ns per key (all threads together) and the speedup over `sequential` of the same run,
 //! after the first chunk (which pays the page faults).
@@ -27,12 +33,13 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 const CHUNK: usize = 1 << 22;
-const WAYS: [&str; 5] = [
+const WAYS: [&str; 6] = [
     "sequential",
     "par_insert",
     "ceiling",
     "pre-split",
     "scan only",
+    "one task",
 ];
 
 fn filter(items: usize) -> BlockedBloom {
@@ -65,6 +72,7 @@ fn main() {
         .expect("a thread pool");
     let mut sequential = filter(items);
     let mut shared = filter(items);
+    let mut alone = filter(items);
     let own: Vec<Mutex<BlockedBloom>> = (0..threads).map(|_| Mutex::new(filter(items))).collect();
     let split: Vec<Mutex<BlockedBloom>> = (0..threads)
         .map(|_| Mutex::new(filter(items.div_ceil(threads))))
@@ -109,6 +117,9 @@ fn main() {
                 chunk.iter().filter(|&&h| part(h, threads) == mine).count()
             });
             black_box(counts);
+        });
+        took[5] = timed(&mut || {
+            alone.insert_hashes_as_task(black_box(&chunk), 0, threads);
         });
         // The first chunk touches every page of every filter.
         if round > 0 {
