@@ -6,6 +6,12 @@
 //! the next, and 1.4x to 1.9x within an hour), so the report prints the two side by side, and
 //! for filters past the cache times them on alternate chunks of the same fill: each chunk the
 //! bulk insert takes on a pool, that pool's threads then also insert into filters of their own.
+//!
+//! Beside it, the bound of the bulk insert's design: one of its tasks (scan every key, insert
+//! those of its run of lines) timed alone on the measuring thread. Every task reads the whole
+//! input, so no number of threads sharing nothing could beat the one-thread rate by more than
+//! that task is faster than the one-thread insert; unlike the ceiling, it holds steady while
+//! a shared host contends the other cores.
 
 use std::hint::black_box;
 use std::sync::Mutex;
@@ -18,22 +24,39 @@ use crate::BlockedBloom;
 use crate::error::{Error, Result};
 
 /// One blocked filter per thread of the largest pool, each only ever written by its own
-/// thread.
-pub struct OwnFilters(Vec<Mutex<BlockedBloom>>);
+/// thread, and one for the bulk insert's task alone.
+pub struct OwnFilters {
+    own: Vec<Mutex<BlockedBloom>>,
+    alone: Mutex<BlockedBloom>,
+}
+
+/// An empty blocked filter for `items` keys at the sweep's bits per key and seed.
+fn empty_filter(items: usize, config: &ReportConfig) -> Result<BlockedBloom> {
+    BlockedBloom::builder(items)
+        .bits_per_key(config.bits_per_key)
+        .seed(config.seed)
+        .build()
+}
 
 impl OwnFilters {
-    /// `threads` empty filters for `items` keys at the sweep's bits per key.
+    /// `threads` empty filters for `items` keys, and the task's.
     pub fn new(items: usize, config: &ReportConfig, threads: usize) -> Result<Self> {
-        let filters = (0..threads)
-            .map(|_| {
-                BlockedBloom::builder(items)
-                    .bits_per_key(config.bits_per_key)
-                    .seed(config.seed)
-                    .build()
-                    .map(Mutex::new)
-            })
+        let own = (0..threads)
+            .map(|_| empty_filter(items, config).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Self(filters))
+        let alone = Mutex::new(empty_filter(items, config)?);
+        Ok(Self { own, alone })
+    }
+
+    /// The time for the first of `threads` bulk-insert tasks to take its keys of `hashes`
+    /// (scanning them all, `insert_hashes_as_task`), alone on the calling thread.
+    pub fn one_task(&self, hashes: &[u64], threads: usize) -> Duration {
+        let Ok(mut filter) = self.alone.lock() else {
+            return Duration::ZERO;
+        };
+        let started = Instant::now();
+        filter.insert_hashes_as_task(black_box(hashes), 0, threads);
+        started.elapsed()
     }
 
     /// The wall time for every thread of `pool` to insert all of `hashes` into a filter of
@@ -43,7 +66,7 @@ impl OwnFilters {
             let started = Instant::now();
             pool.broadcast(|ctx| {
                 // Each thread locks only its own filter, so no lock is ever contended.
-                if let Some(Ok(mut filter)) = self.0.get(ctx.index()).map(|f| f.lock()) {
+                if let Some(Ok(mut filter)) = self.own.get(ctx.index()).map(|f| f.lock()) {
                     filter.insert_hashes(black_box(hashes));
                 }
             });
@@ -52,7 +75,7 @@ impl OwnFilters {
     }
 
     fn clear(&self) {
-        for filter in &self.0 {
+        for filter in self.own.iter().chain([&self.alone]) {
             if let Ok(mut filter) = filter.lock() {
                 filter.clear();
             }
@@ -79,7 +102,26 @@ pub fn own_filters_refill(
         own.clear();
         Ok(own.fill(pool, &hashes))
     })?;
-    Stat::from_samples(&samples).ok_or(Error::InvalidParameter {
+    stat_of(&samples, items)
+}
+
+/// ns per key of one of `threads` bulk-insert tasks alone (see [`OwnFilters::one_task`]) on a
+/// filter of `items` keys filled again and again, for the filters that
+/// [`own_filters_refill`] gives their ceiling.
+pub fn one_task_refill(items: usize, config: &ReportConfig, threads: usize) -> Result<Stat> {
+    let own = OwnFilters::new(items, config, 0)?;
+    let hashes: Vec<u64> = (0..items as u64)
+        .map(|i| key_hash(config.seed, 0, i))
+        .collect();
+    let samples = sample_runs(config.sampling(), items, || {
+        own.clear();
+        Ok(own.one_task(&hashes, threads))
+    })?;
+    stat_of(&samples, items)
+}
+
+fn stat_of(samples: &[f64], items: usize) -> Result<Stat> {
+    Stat::from_samples(samples).ok_or(Error::InvalidParameter {
         name: "items",
         value: items.to_string(),
         allowed: "at least 1",
@@ -112,9 +154,23 @@ mod tests {
         let own = OwnFilters::new(1000, &config(), 2).unwrap();
         let hashes: Vec<u64> = (0..1000).map(|i| key_hash(7, 0, i)).collect();
         own.fill(&pool, &hashes);
-        for filter in &own.0 {
+        for filter in &own.own {
             let filter = filter.lock().unwrap();
             assert!(hashes.iter().all(|&h| filter.contains_hash(h)));
         }
+    }
+
+    #[test]
+    fn one_task_inserts_the_keys_of_its_run_of_lines() {
+        let own = OwnFilters::new(50_000, &config(), 0).unwrap();
+        let hashes: Vec<u64> = (0..50_000).map(|i| key_hash(7, 0, i)).collect();
+        own.one_task(&hashes, 2);
+        let filter = own.alone.lock().unwrap();
+        let half = filter.num_lines().div_ceil(2);
+        let (first, second) = filter.lines().split_at(half);
+        assert!(first.iter().any(|l| *l != crate::blocked::Line::ZERO));
+        assert!(second.iter().all(|l| *l == crate::blocked::Line::ZERO));
+        let s = one_task_refill(20_000, &config(), 2).unwrap();
+        assert_eq!(s.samples, 2);
     }
 }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::ceiling::{OwnFilters, own_filters_refill};
+use super::ceiling::{OwnFilters, one_task_refill, own_filters_refill};
 use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::limit::{MemoryLimit, probe_memory};
@@ -159,6 +159,12 @@ pub struct BulkRow {
     pub ceiling: Option<Stat>,
     /// The ceiling's throughput relative to its own first thread count.
     pub ceiling_speedup: Option<f64>,
+    /// Blocked filters on more than one thread: ns per key of the chunk when the first of the
+    /// bulk insert's tasks runs alone on the measuring thread (see `ceiling.rs`).
+    pub one_task: Option<Stat>,
+    /// That task's throughput relative to the first thread count's bulk insert: the most the
+    /// bulk insert's design can give this many threads, however little they share.
+    pub one_task_bound: Option<f64>,
 }
 
 /// One filter at one bits-per-key value of the FPR sweep.
@@ -330,9 +336,10 @@ fn check_memory(config: &ReportConfig, machine: &Machine) -> Result<()> {
              times its size)",
         )
     };
-    // The bulk-insert ceiling holds one blocked filter per thread of the largest pool.
+    // The bulk-insert ceiling holds one blocked filter per thread of the largest pool, and
+    // one for the task alone.
     let threads = config.threads.iter().copied().max().unwrap_or(1) as u64;
-    let factor = factor.max(threads + 1);
+    let factor = factor.max(threads + 2);
     if let Some(total) = machine.memory_bytes
         && largest.saturating_mul(factor) > total
     {
@@ -356,6 +363,8 @@ struct Fill {
     bulk: Vec<Option<Stat>>,
     /// The ceiling per pool, when `timed_fill` was given filters for it (see `ceiling.rs`).
     ceiling: Vec<Option<Stat>>,
+    /// One bulk-insert task alone per pool of more than one thread, likewise.
+    one_task: Vec<Option<Stat>>,
     subject: Box<dyn Subject>,
     refused: u64,
 }
@@ -370,7 +379,8 @@ struct Fill {
 /// key at a time (the slowest way) when there is a parallel insert to fill the rest. With
 /// `own` (filters past [`SMALL_FILL`] only), each chunk a pool inserts is also inserted by every
 /// thread of that pool into a filter of its own and timed, the ceiling of that pool, before or
-/// after the bulk insert in turn, so the two share the machine's state of the moment.
+/// after the bulk insert in turn, so the two share the machine's state of the moment; so is
+/// the first of the pool's bulk-insert tasks, alone on this thread.
 fn timed_fill(
     make: &dyn Fn() -> Result<Box<dyn Subject>>,
     items: usize,
@@ -414,6 +424,7 @@ fn timed_fill(
             samples: "complete fills",
             bulk,
             ceiling: Vec::new(),
+            one_task: Vec::new(),
             subject,
             refused,
         });
@@ -432,6 +443,7 @@ fn timed_fill(
     let mut insert_samples = Vec::new();
     let mut bulk_samples = vec![Vec::new(); pools.len()];
     let mut ceiling_samples = vec![Vec::new(); pools.len()];
+    let mut task_samples = vec![Vec::new(); pools.len()];
     let mut next_pool = 0;
     let mut buffer = Vec::with_capacity(chunk);
     let (mut refused, mut total) = (0, Duration::ZERO);
@@ -450,18 +462,23 @@ fn timed_fill(
             None => Method::OneByOne,
             Some(p) => Method::Parallel(pools[p].1),
         };
-        let ceiling = |p: usize| {
-            own.map(|own| {
+        let mut bounds = |p: usize| {
+            if let Some(own) = own {
                 let (threads, pool) = pools[p];
-                ns_per_op(own.fill(pool, &buffer), (end - start) * threads)
-            })
+                let ceiling = own.fill(pool, &buffer);
+                ceiling_samples[p].push(ns_per_op(ceiling, (end - start) * threads));
+                if threads > 1 {
+                    let task = own.one_task(&buffer, threads);
+                    task_samples[p].push(ns_per_op(task, end - start));
+                }
+            }
         };
         if let (Some(p), true) = (method, j % 2 == 1) {
-            ceiling_samples[p].extend(ceiling(p));
+            bounds(p);
         }
         let (refused_now, elapsed) = timed_insert(how, &mut s, black_box(&buffer))?;
         if let (Some(p), false) = (method, j % 2 == 1) {
-            ceiling_samples[p].extend(ceiling(p));
+            bounds(p);
         }
         refused += refused_now;
         total += elapsed;
@@ -488,6 +505,7 @@ fn timed_fill(
             .iter()
             .map(|v| Stat::from_samples(v))
             .collect(),
+        one_task: task_samples.iter().map(|v| Stat::from_samples(v)).collect(),
         subject: s,
         refused,
     })
@@ -550,11 +568,19 @@ fn measure_speed(
 
     // The ceilings timed during the fill, per pool (none for filters filled whole).
     let mut ceilings = fill.ceiling.into_iter();
+    let mut tasks = fill.one_task.into_iter();
     let mut bulk: Vec<BulkRow> = pools
         .iter()
         .zip(fill.bulk)
-        .map(|(pool, stat)| (pool, stat, ceilings.next().flatten()))
-        .filter_map(|((threads, _), stat, ceiling)| {
+        .map(|(pool, stat)| {
+            (
+                pool,
+                stat,
+                ceilings.next().flatten(),
+                tasks.next().flatten(),
+            )
+        })
+        .filter_map(|((threads, _), stat, ceiling, one_task)| {
             stat.map(|stat| BulkRow {
                 filter: c.name().to_string(),
                 target_bytes,
@@ -566,6 +592,8 @@ fn measure_speed(
                 insert: stat,
                 ceiling,
                 ceiling_speedup: None,
+                one_task,
+                one_task_bound: None,
             })
         })
         .collect();
@@ -608,11 +636,15 @@ fn measure_speed(
         for b in bulk.iter_mut().filter(|b| b.ceiling.is_none()) {
             if let Some((threads, pool)) = pools.iter().find(|(t, _)| *t == b.threads) {
                 b.ceiling = Some(own_filters_refill(items, config, *threads, pool)?);
+                if *threads > 1 {
+                    b.one_task = Some(one_task_refill(items, config, *threads)?);
+                }
             }
         }
-        let base = bulk[0].ceiling.as_ref().map_or(1.0, Stat::mops);
+        let ceiling_base = bulk[0].ceiling.as_ref().map_or(1.0, Stat::mops);
         for b in &mut bulk {
-            b.ceiling_speedup = b.ceiling.as_ref().map(|c| c.mops() / base);
+            b.ceiling_speedup = b.ceiling.as_ref().map(|c| c.mops() / ceiling_base);
+            b.one_task_bound = b.one_task.as_ref().map(|t| t.mops() / base);
         }
     }
     Ok((row, bulk))
