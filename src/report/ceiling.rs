@@ -9,9 +9,9 @@
 //!
 //! Beside it, the bound of the bulk insert's design: one of its tasks (scan every key, insert
 //! those of its run of lines) timed alone on the measuring thread. Every task reads the whole
-//! input, so no number of threads sharing nothing could beat the one-thread rate by more than
-//! that task is faster than the one-thread insert; unlike the ceiling, it holds steady while
-//! a shared host contends the other cores.
+//! input, so no number of threads sharing nothing could beat one thread by more than that
+//! task is faster than the whole insert timed the same way (the "task" of one thread); unlike
+//! the ceiling, it holds steady while a shared host contends the other cores.
 
 use std::hint::black_box;
 use std::sync::Mutex;

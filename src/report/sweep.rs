@@ -159,11 +159,12 @@ pub struct BulkRow {
     pub ceiling: Option<Stat>,
     /// The ceiling's throughput relative to its own first thread count.
     pub ceiling_speedup: Option<f64>,
-    /// Blocked filters on more than one thread: ns per key of the chunk when the first of the
-    /// bulk insert's tasks runs alone on the measuring thread (see `ceiling.rs`).
+    /// Blocked filters: ns per key of the chunk when the first of the bulk insert's tasks for
+    /// this many threads runs alone on the measuring thread (see `ceiling.rs`; for one thread,
+    /// the whole sequential insert, without the pool's start-up).
     pub one_task: Option<Stat>,
-    /// That task's throughput relative to the first thread count's bulk insert: the most the
-    /// bulk insert's design can give this many threads, however little they share.
+    /// That task's throughput relative to the first thread count's: the most the bulk
+    /// insert's design can give this many threads, however little they share.
     pub one_task_bound: Option<f64>,
 }
 
@@ -467,10 +468,8 @@ fn timed_fill(
                 let (threads, pool) = pools[p];
                 let ceiling = own.fill(pool, &buffer);
                 ceiling_samples[p].push(ns_per_op(ceiling, (end - start) * threads));
-                if threads > 1 {
-                    let task = own.one_task(&buffer, threads);
-                    task_samples[p].push(ns_per_op(task, end - start));
-                }
+                let task = own.one_task(&buffer, threads);
+                task_samples[p].push(ns_per_op(task, end - start));
             }
         };
         if let (Some(p), true) = (method, j % 2 == 1) {
@@ -636,15 +635,14 @@ fn measure_speed(
         for b in bulk.iter_mut().filter(|b| b.ceiling.is_none()) {
             if let Some((threads, pool)) = pools.iter().find(|(t, _)| *t == b.threads) {
                 b.ceiling = Some(own_filters_refill(items, config, *threads, pool)?);
-                if *threads > 1 {
-                    b.one_task = Some(one_task_refill(items, config, *threads)?);
-                }
+                b.one_task = Some(one_task_refill(items, config, *threads)?);
             }
         }
         let ceiling_base = bulk[0].ceiling.as_ref().map_or(1.0, Stat::mops);
+        let task_base = bulk[0].one_task.as_ref().map_or(1.0, Stat::mops);
         for b in &mut bulk {
             b.ceiling_speedup = b.ceiling.as_ref().map(|c| c.mops() / ceiling_base);
-            b.one_task_bound = b.one_task.as_ref().map(|t| t.mops() / base);
+            b.one_task_bound = b.one_task.as_ref().map(|t| t.mops() / task_base);
         }
     }
     Ok((row, bulk))

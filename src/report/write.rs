@@ -533,11 +533,12 @@ fn write_bulk_table(w: &mut String, report: &Report) {
          how the rate grows; one shared filter cannot scale better, and the ceiling moves \
          with the machine, hence measured in the same run: for filters filled in chunks, on \
          the same chunks as the bulk insert, each timed just before or after it. **One task** \
-         (blocked, more than one thread): the first of the bulk insert's tasks alone on the \
-         measuring thread, timed likewise, ns per key of the chunk: it scans every key and \
-         inserts those of its run of lines, as each task does, so the **bound** (its rate \
-         over the first thread count's) is the most this design can give that many threads \
-         even if they shared no cache and no memory bandwidth.\n"
+         (blocked): the first of the bulk insert's tasks for that many threads alone on the \
+         measuring thread, no pool, timed likewise, ns per key of all the keys: it scans \
+         every key and inserts those of its run of lines, as each task does (on one thread, \
+         all of them), so the **bound** (its rate over the first thread count's) is the \
+         most this design can give that many threads even if they shared no cache and no \
+         memory bandwidth.\n"
     );
     let _ = writeln!(
         w,
