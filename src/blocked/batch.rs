@@ -82,7 +82,7 @@ impl BlockedBloom {
     /// system's limit for two threads here, and the bulk insert stays at 90-93 % of it past
     /// the cache (`examples/bulk_scaling`). Every task reads the whole input, so the scan's
     /// share grows with the thread count: one task of two alone on an idle machine takes
-    /// 1.74-1.86x less time than the one-thread insert at 100 M keys, which bounds 2 threads
+    /// 1.73-1.96x less time than the one-thread insert at 100 M keys, which bounds 2 threads
     /// whatever the memory system gives them.
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         let threads = rayon::current_num_threads();
