@@ -535,8 +535,8 @@ fn write_bulk_table(w: &mut String, report: &Report) {
          the same chunks as the bulk insert, each timed just before or after it. **One task** \
          (blocked): the first of the bulk insert's tasks for that many threads alone on the \
          measuring thread, no pool, timed likewise, ns per key of all the keys: it scans \
-         every key and inserts those of its run of lines, as each task does (on one thread, \
-         all of them), so the **bound** (its rate over the first thread count's) is the \
+         every key and inserts those of its run of lines, as each task does (all of them on \
+         one thread, or below the 16 Ki keys at which the bulk insert splits its work), so the **bound** (its rate over the first thread count's) is the \
          most this design can give that many threads even if they shared no cache and no \
          memory bandwidth.\n"
     );
