@@ -139,6 +139,30 @@ proptest! {
     }
 }
 
+/// Past 8 MiB the batched lookup prefetches 64 keys ahead instead of in groups: the same
+/// answers as one at a time there too, for every width, over a batch shorter than the distance
+/// and a long one.
+#[test]
+fn batched_lookups_past_8_mib_answer_as_one_at_a_time() {
+    for width in WIDTHS {
+        // Just over 2 Mi buckets: past 8, 12 or 16 MiB of table; a few keys are enough.
+        let mut filter = CuckooFilter::with_buckets((1 << 21) + 1000, width, 5).unwrap();
+        for h in hashes(1, 50_000) {
+            filter.insert_hash(h).unwrap();
+        }
+        for n in [10, 100_001] {
+            let mut probe = hashes(1, n / 2);
+            probe.extend(hashes(2, n - n / 2));
+            let mut out = vec![false; probe.len()];
+            filter.contains_hashes(&probe, &mut out).unwrap();
+            for (&h, &got) in probe.iter().zip(&out) {
+                assert_eq!(got, filter.contains_hash(h), "width {width}");
+            }
+            assert!(out[..n / 2].iter().all(|&x| x), "width {width}");
+        }
+    }
+}
+
 /// Fill to the first failure at several sizes: every key that went in is still there, `len`
 /// counts exactly those, and the failure comes at a high load. With look-ahead eviction the
 /// first failure comes at 96-98 % (fixed seeds, so this never flakes); 95 % is the sizing
