@@ -85,11 +85,10 @@ impl BlockedBloom {
     /// 1.73-1.96x less time than the one-thread insert at 100 M keys, which bounds 2 threads
     /// whatever the memory system gives them.
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
-        let threads = rayon::current_num_threads();
-        if threads <= 1 || hashes.len() < BULK_MIN || self.lines.len() < threads {
+        let Some(per_task) = self.lines_per_task(hashes, rayon::current_num_threads()) else {
             self.insert_hashes(hashes);
             return;
-        }
+        };
         // Each task owns one contiguous run of lines and scans the whole input (`insert_task`).
         // No partition is written to memory and nothing is allocated per call. The first
         // version partitioned each block of hashes into per-part vectors first (and a counting
@@ -97,16 +96,20 @@ impl BlockedBloom {
         // at 119 MiB, in runs with the pools correctly pinned, against 1.33-1.42x for this one (a
         // streaming variant, scanning and writing through a ring in blocks of 64, 1.18-1.20x).
         let total = self.lines.len();
-        let per_task = total.div_ceil(threads);
         let k = self.hashes;
-        // Only where the inserts prefetch (see `INPUT_AHEAD`).
-        let stream_input = !fits_in(&self.lines, CACHED_BYTES);
         self.lines
             .par_chunks_mut(per_task)
             .enumerate()
-            .for_each(|(task, lines)| {
-                insert_task(lines, task * per_task, total, k, hashes, stream_input);
-            });
+            .for_each(|(task, lines)| insert_task(lines, task * per_task, total, k, hashes));
+    }
+
+    /// How [`par_insert_hashes`](Self::par_insert_hashes) splits `hashes` over `threads`:
+    /// the lines each task owns (the last run may be shorter), or `None` where it inserts on
+    /// one thread (one thread, fewer than [`BULK_MIN`] hashes, fewer lines than threads).
+    fn lines_per_task(&self, hashes: &[u64], threads: usize) -> Option<usize> {
+        let lines = self.lines.len();
+        (threads > 1 && hashes.len() >= BULK_MIN && lines >= threads)
+            .then(|| lines.div_ceil(threads))
     }
 
     /// What one task of [`par_insert_hashes`](Self::par_insert_hashes) on `tasks` threads
@@ -118,24 +121,15 @@ impl BlockedBloom {
     /// it leaves the other runs' keys out.
     #[doc(hidden)]
     pub fn insert_hashes_as_task(&mut self, hashes: &[u64], task: usize, tasks: usize) {
-        if tasks <= 1 || hashes.len() < BULK_MIN || self.lines.len() < tasks {
+        let Some(per_task) = self.lines_per_task(hashes, tasks) else {
             if task == 0 {
                 self.insert_hashes(hashes);
             }
             return;
-        }
-        let total = self.lines.len();
-        let per_task = total.div_ceil(tasks.max(1));
-        let stream_input = !fits_in(&self.lines, CACHED_BYTES);
+        };
+        let (total, k) = (self.lines.len(), self.hashes);
         if let Some(lines) = self.lines.chunks_mut(per_task).nth(task) {
-            insert_task(
-                lines,
-                task * per_task,
-                total,
-                self.hashes,
-                hashes,
-                stream_input,
-            );
+            insert_task(lines, task * per_task, total, k, hashes);
         }
     }
 }
@@ -143,15 +137,10 @@ impl BlockedBloom {
 /// One task of the bulk insert: `lines` are the filter's lines `first..first + lines.len()` of
 /// `total`; scans all of `hashes` and inserts those whose line is among them, keeping them in a
 /// small buffer (eight at a time, branch-free: [`pick8`]) that it inserts whenever it fills.
-/// With `stream_input`, hints the input ahead as read-once data (see [`INPUT_AHEAD`]).
-fn insert_task(
-    lines: &mut [Line],
-    first: usize,
-    total: usize,
-    k: u32,
-    hashes: &[u64],
-    stream_input: bool,
-) {
+/// Past [`CACHED_BYTES`] of filter, where the inserts prefetch, it also hints the input ahead
+/// as read-once data (see [`INPUT_AHEAD`]).
+fn insert_task(lines: &mut [Line], first: usize, total: usize, k: u32, hashes: &[u64]) {
+    let stream_input = total * std::mem::size_of::<Line>() > CACHED_BYTES;
     // The line index is monotonic in the hash, so a run of lines is a range of hashes, and
     // picking a task's hashes takes a subtraction and a compare.
     let (lo, width) = hash_range(first, lines.len(), total);
