@@ -475,8 +475,7 @@ impl CuckooFilter {
     #[inline(always)]
     fn contains_with<const F: u32>(&self, hash: u64) -> bool {
         let (i1, fp, i2) = candidates::<F>(hash, self.buckets);
-        let t = self.bytes();
-        (matches::<F>(load::<F>(t, i1), fp) | matches::<F>(load::<F>(t, i2), fp)) != 0
+        in_either::<F>(self.bytes(), i1, fp, i2)
     }
 
     fn contains_hashes_with<const F: u32>(&self, hashes: &[u64], out: &mut [bool]) {
@@ -494,8 +493,7 @@ impl CuckooFilter {
                     && let Some(o) = out.next()
                 {
                     let (i1, fp, i2) = candidates::<F>(h, self.buckets);
-                    *o = (matches::<F>(load::<F>(t, i1), fp) | matches::<F>(load::<F>(t, i2), fp))
-                        != 0;
+                    *o = in_either::<F>(t, i1, fp, i2);
                 }
             });
             return;
@@ -508,7 +506,7 @@ impl CuckooFilter {
                 prefetch(&t[key.2 * stride]);
             }
             for (o, &(i1, fp, i2)) in os.iter_mut().zip(&keys) {
-                *o = (matches::<F>(load::<F>(t, i1), fp) | matches::<F>(load::<F>(t, i2), fp)) != 0;
+                *o = in_either::<F>(t, i1, fp, i2);
             }
         }
     }
@@ -799,6 +797,12 @@ fn store<const F: u32>(t: &mut [u8], b: usize, value: u64) {
 fn matches<const F: u32>(bucket: u64, fp: u64) -> u64 {
     let x = bucket ^ fp.wrapping_mul(lanes_low(F));
     x.wrapping_sub(lanes_low(F)) & !x & lanes_high(F)
+}
+
+/// Whether bucket `i1` or `i2` holds `fp`: the test of every lookup path.
+#[inline(always)]
+fn in_either<const F: u32>(t: &[u8], i1: usize, fp: u64, i2: usize) -> bool {
+    (matches::<F>(load::<F>(t, i1), fp) | matches::<F>(load::<F>(t, i2), fp)) != 0
 }
 
 /// The slot whose top bit is the lowest set bit of a non-zero [`matches`] result.
