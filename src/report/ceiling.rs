@@ -83,41 +83,32 @@ impl OwnFilters {
     }
 }
 
-/// ns per key, all threads together, when each of the pool's `threads` threads fills its own
-/// blocked filter of `items` keys, again and again (cleared in between, so no page faults),
-/// for each of the `config.reps` samples after a warm-up: the ceiling of filters small enough
-/// that the sweep fills them whole. Larger ones get their ceiling from chunks timed between
-/// the bulk insert's own ([`OwnFilters::fill`], called by the sweep).
-pub fn own_filters_refill(
+/// For filters small enough that the sweep fills them whole, both bounds of a pool of
+/// `threads`, each filter filled again and again (cleared in between, so no page faults) for
+/// each of the `config.reps` samples after a warm-up: the ceiling (ns per key, all threads
+/// together, every thread filling its own blocked filter of `items` keys) and the one-task
+/// bound (ns per key of one of `threads` bulk-insert tasks alone, [`OwnFilters::one_task`]).
+/// Larger filters get both from chunks timed between the bulk insert's own (called by the
+/// sweep).
+pub fn refill_bounds(
     items: usize,
     config: &ReportConfig,
     threads: usize,
     pool: &rayon::ThreadPool,
-) -> Result<Stat> {
+) -> Result<(Stat, Stat)> {
     let own = OwnFilters::new(items, config, threads)?;
     let hashes: Vec<u64> = (0..items as u64)
         .map(|i| key_hash(config.seed, 0, i))
         .collect();
-    let samples = sample_runs(config.sampling(), items * threads, || {
+    let ceiling = sample_runs(config.sampling(), items * threads, || {
         own.clear();
         Ok(own.fill(pool, &hashes))
     })?;
-    stat_of(&samples, items)
-}
-
-/// ns per key of one of `threads` bulk-insert tasks alone (see [`OwnFilters::one_task`]) on a
-/// filter of `items` keys filled again and again, for the filters that
-/// [`own_filters_refill`] gives their ceiling.
-pub fn one_task_refill(items: usize, config: &ReportConfig, threads: usize) -> Result<Stat> {
-    let own = OwnFilters::new(items, config, 0)?;
-    let hashes: Vec<u64> = (0..items as u64)
-        .map(|i| key_hash(config.seed, 0, i))
-        .collect();
-    let samples = sample_runs(config.sampling(), items, || {
+    let task = sample_runs(config.sampling(), items, || {
         own.clear();
         Ok(own.one_task(&hashes, threads))
     })?;
-    stat_of(&samples, items)
+    Ok((stat_of(&ceiling, items)?, stat_of(&task, items)?))
 }
 
 fn stat_of(samples: &[f64], items: usize) -> Result<Stat> {
@@ -143,9 +134,10 @@ mod tests {
     #[test]
     fn a_refill_gives_one_sample_per_rep() {
         let pool = thread_pool(2).unwrap();
-        let s = own_filters_refill(20_000, &config(), 2, &pool).unwrap();
+        let (s, task) = refill_bounds(20_000, &config(), 2, &pool).unwrap();
         assert_eq!(s.samples, 2);
         assert!(s.median_ns > 0.0 && s.median_ns.is_finite());
+        assert_eq!(task.samples, 2);
     }
 
     #[test]
@@ -170,7 +162,5 @@ mod tests {
         let (first, second) = filter.lines().split_at(half);
         assert!(first.iter().any(|l| *l != crate::blocked::Line::ZERO));
         assert!(second.iter().all(|l| *l == crate::blocked::Line::ZERO));
-        let s = one_task_refill(20_000, &config(), 2).unwrap();
-        assert_eq!(s.samples, 2);
     }
 }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::ceiling::{OwnFilters, one_task_refill, own_filters_refill};
+use super::ceiling::{OwnFilters, refill_bounds};
 use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::limit::{MemoryLimit, probe_memory};
@@ -364,7 +364,7 @@ struct Fill {
     bulk: Vec<Option<Stat>>,
     /// The ceiling per pool, when `timed_fill` was given filters for it (see `ceiling.rs`).
     ceiling: Vec<Option<Stat>>,
-    /// One bulk-insert task alone per pool of more than one thread, likewise.
+    /// One of the pool's bulk-insert tasks alone, per pool, likewise.
     one_task: Vec<Option<Stat>>,
     subject: Box<dyn Subject>,
     refused: u64,
@@ -629,13 +629,13 @@ fn measure_speed(
         huge_page_bytes: subject.huge_page_bytes(),
     };
     if blocked && !bulk.is_empty() {
-        // Filters filled whole get their ceiling now, the filter measured above freed first
-        // (the ceiling holds one per thread).
+        // Filters filled whole get their ceiling and one-task bound now, the filter measured
+        // above freed first (the ceiling holds one filter per thread).
         drop(subject);
         for b in bulk.iter_mut().filter(|b| b.ceiling.is_none()) {
             if let Some((threads, pool)) = pools.iter().find(|(t, _)| *t == b.threads) {
-                b.ceiling = Some(own_filters_refill(items, config, *threads, pool)?);
-                b.one_task = Some(one_task_refill(items, config, *threads)?);
+                let (ceiling, one_task) = refill_bounds(items, config, *threads, pool)?;
+                (b.ceiling, b.one_task) = (Some(ceiling), Some(one_task));
             }
         }
         let ceiling_base = bulk[0].ceiling.as_ref().map_or(1.0, Stat::mops);
