@@ -12,6 +12,10 @@
 //!   and folded together, no test: the lookup's loads with its index arithmetic;
 //! - `2 loads`: the same two buckets from pairs computed beforehand, no arithmetic at all;
 //! - `1 load`: the first bucket alone from those pairs, one random line per key;
+//! - `2 loads + 8 adds`, `+ 16 adds` (x86-64): `2 loads` with a chain of 8 or 16 `add`
+//!   instructions per key in inline assembly beside the loads (on the first bucket's index,
+//!   folded into the sum): work that waits on no load, to see what one more instruction per
+//!   key costs when the loads miss;
 //! - `contains_hashes`: the batched lookup (prefetching 64 keys ahead);
 //! - `blocked contains_hash`: a blocked filter of the same keys at 10 bits per key, one line
 //!   per key and its test.
@@ -22,6 +26,28 @@
 use linebloom::hash::mix64;
 use linebloom::{BlockedBloom, CuckooFilter};
 use std::time::Instant;
+
+/// `x` plus `N` after `N` one-instruction `add`s that the compiler cannot fold (1 on other
+/// architectures, where the rows that use it are not printed).
+#[inline(always)]
+fn adds<const N: usize>(x: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut y = x;
+        for _ in 0..N {
+            // SAFETY: one `add` on a register the block owns; no memory, no stack, no flags
+            // anyone reads.
+            unsafe {
+                std::arch::asm!("add {y}, 1", y = inout(reg) y, options(nomem, nostack, pure))
+            };
+        }
+        y
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        x + 1
+    }
+}
 
 /// Best ns per key of seven passes of `pass` over `keys` keys.
 fn best(keys: usize, mut pass: impl FnMut() -> u64) -> f64 {
@@ -96,6 +122,19 @@ fn main() {
                 .iter()
                 .fold(0, |acc, &(i1, _)| acc ^ u64::from(words[i1]))
         });
+        let plus = |n: usize| {
+            best(probes, || {
+                pairs.iter().fold(0, |acc, &(i1, i2)| {
+                    let pad = if n == 8 {
+                        adds::<8>(i1 as u64)
+                    } else {
+                        adds::<16>(i1 as u64)
+                    };
+                    acc ^ pad ^ u64::from(words[i1] | words[i2])
+                })
+            })
+        };
+        let (plus8, plus16) = (plus(8), plus(16));
         let batched = best(probes, || {
             cuckoo
                 .contains_hashes(&missing, &mut out)
@@ -112,5 +151,8 @@ fn main() {
             "contains_hash {lookup:.2} | buckets + 2 loads {arithmetic:.2} | 2 loads {two:.2} \
              | 1 load {one:.2} | contains_hashes {batched:.2} | blocked contains_hash {line:.2}"
         );
+        if cfg!(target_arch = "x86_64") {
+            println!("  2 loads + 8 adds {plus8:.2} | 2 loads + 16 adds {plus16:.2}");
+        }
     }
 }
