@@ -11,9 +11,11 @@
 //! buckets are packed: 48 bits each, so one in sixteen crosses a cache line). Inside a bucket,
 //! slot `j` is bits `j*f .. (j+1)*f` of the bucket read as a little-endian integer, so the bytes
 //! ([`CuckooFilter::table_bytes`]) are the same on every platform. Fingerprint 0 marks an empty
-//! slot. A lookup loads each candidate bucket as one `u64` and compares all four slots at once
-//! (SWAR: XOR with the broadcast fingerprint, then the "has a zero lane" trick), so it has no
-//! per-slot loop and no branch but the two bounds checks.
+//! slot. A lookup has no per-slot loop and no branch: with 8- and 16-bit fingerprints it puts
+//! both candidate buckets in one 128-bit vector and compares every slot with the broadcast
+//! fingerprint in one instruction; with 12-bit ones it loads each bucket as one `u64` and
+//! compares all four slots at once (SWAR: XOR with the broadcast fingerprint, then the "has a
+//! zero lane" trick). Inserts, removals and evictions use the SWAR form throughout.
 //!
 //! # Hashing
 //! One 64-bit hash per key. The first bucket is the hash reduced onto the bucket count by
@@ -29,7 +31,9 @@
 //! `alt(i, fp) = (h(fp) - i) mod n` with `h(fp) = reduce(fp · φ⁻¹2^64, n)`, a reflection that is an
 //! involution for every `n` (`alt(alt(i)) = h - (h - i) = i`), so the bucket count is exactly
 //! what the load target asks for. The `mod n` is one compare and a conditional add, never a
-//! division. Where `2i = h(fp) mod n` the two buckets coincide (about one key in `n`); such a key
+//! division. Filters of 8-bit fingerprints keep `h(fp)` for all 256 values in a small table
+//! (the lookup's two multiplies become one load; it depends only on `n`, so it is rebuilt, not
+//! stored). Where `2i = h(fp) mod n` the two buckets coincide (about one key in `n`); such a key
 //! has 4 slots instead of 8.
 //!
 //! # Eviction without loss
