@@ -474,6 +474,16 @@ impl CuckooFilter {
         &self.bytes()[..self.buckets * bucket_bytes(self.fingerprint_bits)]
     }
 
+    /// Bytes of the table the kernel backs with transparent huge pages right now (Linux; `None`
+    /// elsewhere). Tables of at least 8 MiB ask for them, as the blocked filter's lines do; the
+    /// kernel may still decline, and pages are only backed once touched. Set
+    /// `LINEBLOOM_NO_HUGE_PAGES` to not ask.
+    pub fn huge_page_bytes(&self) -> Option<usize> {
+        // The lines hold up to 63 bytes past the table; count the table's bytes only, as
+        // `size_bytes` does.
+        self.table.huge_page_bytes().map(|b| b.min(self.table_len))
+    }
+
     /// Removes every key.
     pub fn clear(&mut self) {
         self.table.fill(Line::ZERO);

@@ -158,11 +158,12 @@ fn build_query_stats_for_every_kind() {
         let fill = json["fill_ratio"].as_f64().unwrap();
         assert!(fill > 0.0 && fill < 1.0, "{kind}: {fill}");
         assert!(json["bits_per_key"].as_f64().unwrap() > 5.0);
-        // Only blocked filters ask for huge pages; on Linux they say how many they got.
-        if kind == "blocked" && cfg!(target_os = "linux") {
+        // Blocked and cuckoo filters ask for huge pages; on Linux they say how many they got.
+        let asks = kind == "blocked" || kind == "cuckoo";
+        if asks && cfg!(target_os = "linux") {
             let huge = json["huge_page_bytes"].as_u64().unwrap();
             assert!(huge <= json["bytes"].as_u64().unwrap(), "{kind}: {huge}");
-        } else if kind != "blocked" {
+        } else if !asks {
             assert!(json.get("huge_page_bytes").is_none(), "{kind}");
         }
         assert!(json["bytes"].as_u64().unwrap() > 1_000);

@@ -160,6 +160,12 @@ fn batched_lookups_past_8_mib_answer_as_one_at_a_time() {
             }
             assert!(out[..n / 2].iter().all(|&x| x), "width {width}");
         }
+        // Past 8 MiB the table lives in a huge-page mapping (whether the kernel backs it with
+        // huge pages is its choice; Linux can always say how many it did).
+        if cfg!(target_os = "linux") {
+            let huge = filter.huge_page_bytes().unwrap();
+            assert!(huge <= filter.size_bytes(), "width {width}: {huge}");
+        }
     }
 }
 

@@ -309,6 +309,9 @@ impl Subject for CuckooFilter {
     fn params(&self) -> String {
         format!("f={}", self.fingerprint_bits())
     }
+    fn huge_page_bytes(&self) -> Option<usize> {
+        CuckooFilter::huge_page_bytes(self)
+    }
     fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
         let mut refused = 0;
         for &h in hashes {

@@ -198,9 +198,11 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
     if recorded > 0 {
         json["model_fpr_at_recorded_items"] = filter.expected_fpr(recorded).into();
     }
-    // Whether the loaded lines got transparent huge pages (filters of 8 MiB and up ask).
+    // Whether the loaded lines or table got transparent huge pages (blocked and cuckoo filters
+    // of 8 MiB and up ask).
     let huge = match &filter {
         AnyFilter::Blocked(f) => f.huge_page_bytes(),
+        AnyFilter::Cuckoo(f) => f.huge_page_bytes(),
         _ => None,
     };
     if let Some(huge) = huge {
