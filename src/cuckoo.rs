@@ -397,11 +397,7 @@ impl CuckooFilter {
     #[doc(hidden)]
     #[inline]
     pub fn buckets_of(&self, hash: u64) -> (usize, usize) {
-        let (i1, _, i2) = match self.fingerprint_bits {
-            8 => self.candidates::<8>(hash),
-            12 => self.candidates::<12>(hash),
-            _ => self.candidates::<16>(hash),
-        };
+        let (i1, _, i2) = by_width!(self.candidates(hash));
         (i1, i2)
     }
 

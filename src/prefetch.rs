@@ -6,10 +6,7 @@
 /// other than x86-64.
 #[inline(always)]
 pub fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    hint::<{ std::arch::x86_64::_MM_HINT_T0 }, T>(value);
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    hint::<T0, T>(value);
 }
 
 /// Hints the processor to load the cache line that holds `value` as data read once
@@ -17,20 +14,31 @@ pub fn prefetch<T>(value: &T) {
 /// caches as ordinary data is). A no-op on targets other than x86-64.
 #[inline(always)]
 pub fn prefetch_stream<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    hint::<{ std::arch::x86_64::_MM_HINT_NTA }, T>(value);
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    hint::<NTA, T>(value);
 }
 
-/// `_mm_prefetch` with the locality hint `HINT` on `value`'s cache line: the crate's one
-/// `unsafe` block for prefetching.
+/// The locality hints `hint` takes (`_MM_HINT_T0` and `_MM_HINT_NTA` on x86-64).
 #[cfg(target_arch = "x86_64")]
+const T0: i32 = std::arch::x86_64::_MM_HINT_T0;
+#[cfg(target_arch = "x86_64")]
+const NTA: i32 = std::arch::x86_64::_MM_HINT_NTA;
+#[cfg(not(target_arch = "x86_64"))]
+const T0: i32 = 0;
+#[cfg(not(target_arch = "x86_64"))]
+const NTA: i32 = 0;
+
+/// `_mm_prefetch` with the locality hint `HINT` on `value`'s cache line: the crate's one
+/// `unsafe` block for prefetching. A no-op on targets other than x86-64.
 #[inline(always)]
 fn hint<const HINT: i32, T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
     // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
     // and the pointer comes from a live reference anyway.
-    unsafe { std::arch::x86_64::_mm_prefetch::<HINT>(value as *const T as *const i8) }
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<HINT>(value as *const T as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 /// Walks `items` in order with every item's cache line hinted `distance` items before it is

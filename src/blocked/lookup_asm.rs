@@ -232,9 +232,10 @@ mod imp {
     /// caller keeps inside the slice), the 64-byte aligned salts, and for each hash its line
     /// `lines[(hash * n) >> 64]` (below n = lines.len(); `Line` is 64-byte aligned, as
     /// `vmovdqa64` needs) and 8 words at offset `(hash >> 29) & 0x38` (at most 56) of the
-    /// 64-word enable rows (64-byte aligned, so those 8 words are too); a prefetch never faults. It writes the registers it declares, the
-    /// flags and, when answering, one byte (0 or 1, a valid `bool`) per key to `{out}`, which
-    /// the caller borrows mutably for that many keys. The instructions need AVX-512F and BMI2,
+    /// 64-word enable rows (64-byte aligned, so those 8 words are too); a prefetch never
+    /// faults. It writes the registers it declares, the flags and, when answering, one byte
+    /// (0 or 1, a valid `bool`) per key to `{out}`, which the caller borrows mutably for that
+    /// many keys. The instructions need AVX-512F and BMI2,
     /// which this module is compiled for.
     macro_rules! lookup_loop {
         ($body:expr, $($operands:tt)*) => {
