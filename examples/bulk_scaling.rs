@@ -25,6 +25,17 @@
 //!
 //! Prints ns per key (all threads together) and the speedup over `sequential` of the same run,
 //! after the first chunk (which pays the page faults).
+//!
+//! ```sh
+//! cargo run --release --example bulk_scaling -- [THREADS] [MILLION_KEYS] whole
+//! ```
+//!
+//! times building the filter from all its keys in one call instead, five times each way in
+//! turn (a fresh filter each time, page faults included, as a build pays them): `insert_hashes`
+//! fed 1 Mi keys at a time (the keys in input order, the prefetching insert), `insert_hashes`
+//! of the whole batch (the partitioned insert on one thread, for filters past 32 MiB),
+//! `par_insert_hashes` of the whole batch on one pinned thread and on THREADS. Prints the
+//! median and range of each, and each one's speedup over the partitioned one-thread insert.
 
 use linebloom::BlockedBloom;
 use linebloom::hash::mix64;
@@ -70,6 +81,10 @@ fn main() {
         })
         .build()
         .expect("a thread pool");
+    if std::env::args().nth(3).as_deref() == Some("whole") {
+        whole(&pool, threads, items);
+        return;
+    }
     let mut sequential = filter(items);
     let mut shared = filter(items);
     let mut alone = filter(items);
@@ -142,5 +157,69 @@ fn main() {
             format!("  {:.2}x", seconds[0] / s)
         };
         println!("  {way:<11} {:6.2}{speedup}", s * 1e9 / keys as f64);
+    }
+}
+
+/// One way of filling a new filter with all the keys.
+type Build<'a> = dyn Fn(&mut BlockedBloom) + 'a;
+
+/// Whole-batch builds: see the module docs.
+fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .start_handler(|_| {
+            if let Some(&id) = core_affinity::get_core_ids().unwrap_or_default().first() {
+                core_affinity::set_for_current(id);
+            }
+        })
+        .build()
+        .expect("a thread pool");
+    let keys: Vec<u64> = (0..items as u64).map(mix64).collect();
+    let ways: [(&str, &Build); 4] = [
+        ("insert_hashes, 1 Mi at a time", &|f| {
+            one.install(|| keys.chunks(1 << 20).for_each(|c| f.insert_hashes(c)))
+        }),
+        ("insert_hashes, whole batch", &|f| {
+            one.install(|| f.insert_hashes(&keys))
+        }),
+        ("par_insert_hashes, 1 thread", &|f| {
+            one.install(|| f.par_insert_hashes(&keys))
+        }),
+        ("par_insert_hashes, THREADS", &|f| {
+            pool.install(|| f.par_insert_hashes(&keys))
+        }),
+    ];
+    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
+    let mut first: Option<BlockedBloom> = None;
+    for _ in 0..5 {
+        for (i, (name, way)) in ways.iter().enumerate() {
+            let mut f = filter(items);
+            let started = Instant::now();
+            way(&mut f);
+            ns[i].push(started.elapsed().as_secs_f64() * 1e9 / items as f64);
+            match &first {
+                Some(want) => assert!(&f == want, "{name} set other bits"),
+                None => first = Some(f),
+            }
+        }
+    }
+    println!(
+        "{} M keys in one call, {threads} threads; ns per key, median (min-max) of 5:",
+        items / 1_000_000
+    );
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let base = median(&mut ns[1]);
+    for ((name, _), v) in ways.iter().zip(&mut ns) {
+        let m = median(v);
+        let name = name.replace("THREADS", &format!("{threads} threads"));
+        println!(
+            "  {name:<32} {m:6.2} ({:.2}-{:.2})  {:.2}x",
+            v[0],
+            v[v.len() - 1],
+            base / m
+        );
     }
 }

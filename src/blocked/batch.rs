@@ -8,14 +8,15 @@
 //! builds run the hand-written loops of `lookup_asm.rs` instead, prefetching likewise.
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
-//! the result is bit-identical to inserting the same hashes one by one.
+//! the result is bit-identical to inserting the same hashes one by one. Large batches into
+//! large filters go through `partition.rs` instead (sorted by range of lines first).
 
 use crate::prefetch::{prefetch, prefetch_ahead, prefetch_stream, prefetch_walk};
 use rayon::prelude::*;
 
-use super::lookup_asm;
 use super::simd::{Line, mask_for};
 use super::{BlockedBloom, line_for, line_index};
+use super::{lookup_asm, partition};
 use crate::error::{Error, Result};
 
 /// How many keys ahead the batched paths prefetch: the misses they keep in flight. Measured on
@@ -63,8 +64,16 @@ impl BlockedBloom {
     }
 
     /// Inserts many pre-hashed keys on this thread; in a filter of more than 2 MiB, prefetching
-    /// lines ahead as the batched lookups do.
+    /// lines ahead as the batched lookups do. A batch of at least 4 keys per line into a
+    /// filter of at least 32 MiB is sorted by range of lines first (the partitioned insert,
+    /// `partition.rs`), which takes temporary memory of up to the filter's size (8 bytes per
+    /// key of a chunk of 8 keys per line); where that cannot be allocated, the keys go in as
+    /// they come.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
+        if partition::use_for(self.lines.len(), hashes.len()) && self.insert_partitioned(hashes, 1)
+        {
+            return;
+        }
         if fits_in(&self.lines, CACHED_BYTES) {
             hashes.iter().for_each(|&h| self.insert_hash(h));
             return;
@@ -74,18 +83,29 @@ impl BlockedBloom {
     }
 
     /// Inserts many pre-hashed keys with all of rayon's threads. Bit-identical to
-    /// [`insert_hashes`](Self::insert_hashes): each task owns one contiguous run of lines and
-    /// inserts only the hashes that fall in it. Runs on one thread for fewer than 16 Ki hashes.
-    /// On this repository's 2-core VM, 2 threads fill a 119 MiB filter at 1.3-1.75x the
-    /// one-thread rate (a 1.19 MiB one at 1.35-1.8x); two threads each filling a filter of
-    /// their own reach 0.8-2.0x from run to run (the report's "ceiling" columns), the memory
-    /// system's limit for two threads here, and the bulk insert stays at 90-93 % of it past
-    /// the cache (`examples/bulk_scaling`). Every task reads the whole input, so the scan's
-    /// share grows with the thread count: one task of two alone on an idle machine takes
-    /// 1.73-1.96x less time than the one-thread insert at 100 M keys, which bounds 2 threads
-    /// whatever the memory system gives them.
+    /// [`insert_hashes`](Self::insert_hashes), since no line has two writers and OR is
+    /// commutative. Runs on one thread for fewer than 16 Ki hashes. Two designs:
+    /// - a batch of at least 4 keys per line into a filter of at least 32 MiB (building a
+    ///   filter from all its keys at once) is partitioned: each thread sorts its share of a
+    ///   chunk by range of lines, then each inserts a run of ranges from every thread's
+    ///   buckets, its lines in L2 (`partition.rs`; temporary memory up to the filter's size).
+    ///   On this repository's 2-core VM, 100 M keys into 119 MiB: 2.4-2.7 ns per key on 2
+    ///   threads against 4.5-4.7 on one and 9.2-10.6 for `insert_hashes` fed 1 Mi keys at a
+    ///   time (`cargo run --release --example bulk_scaling -- 2 100`);
+    /// - a smaller batch (adding keys to a filter in pieces) is split by line: each task owns
+    ///   one contiguous run of lines, scans the whole input and inserts the keys of its run.
+    ///   Every task reads the whole input, so one task of two alone takes 1.73-1.96x less time
+    ///   than the one-thread insert at 100 M keys, which bounds 2 threads whatever the memory
+    ///   system gives them; the bulk insert reaches 90-93 % of two threads filling a filter
+    ///   each (the report's "ceiling") past the cache.
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
-        let Some(per_task) = self.lines_per_task(hashes, rayon::current_num_threads()) else {
+        let threads = rayon::current_num_threads();
+        if partition::use_for(self.lines.len(), hashes.len())
+            && self.insert_partitioned(hashes, threads)
+        {
+            return;
+        }
+        let Some(per_task) = self.lines_per_task(hashes, threads) else {
             self.insert_hashes(hashes);
             return;
         };

@@ -8,14 +8,16 @@
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
 //! batched (prefetching) lookups and the rayon bulk insert (`lookup_asm.rs` the batched lookups'
-//! hand-written AVX-512 loops), `atomic.rs` the `&self`-insert
-//! variant, `view.rs` the zero-copy view over serialized bytes, and `setops.rs` union,
-//! intersection and the estimates from the fill. The byte layout itself is `crate::format`'s.
+//! hand-written AVX-512 loops, `partition.rs` the partitioned insert of large batches),
+//! `atomic.rs` the `&self`-insert variant, `view.rs` the zero-copy view over serialized bytes,
+//! and `setops.rs` union, intersection and the estimates from the fill. The byte layout itself
+//! is `crate::format`'s.
 
 mod atomic;
 mod batch;
 mod lookup_asm;
 mod pages;
+mod partition;
 mod setops;
 pub mod simd;
 mod view;

@@ -1,0 +1,256 @@
+//! The partitioned insert: a large batch into a filter far larger than the cache.
+//!
+//! Inserting keys in input order writes one random line per key, a cache miss and a dirty
+//! line written back for every key. When a batch holds several keys per line, sorting it
+//! first by *range of lines* turns that into cache hits: the hashes of a chunk of the batch go
+//! into per-range buckets (one sequential pass, [`Partition::fill`]), then each range's lines
+//! (256 KiB, within L2) take all their keys at once while the next range's lines are
+//! prefetched. Each line then comes from memory once per chunk instead of once per key. The
+//! ranges are disjoint runs of lines, so with several threads each fills a partition of its
+//! share of the chunk, then each inserts a run of ranges taking the keys of every partition:
+//! no thread reads another's share of the input, and no line has two writers. OR is
+//! commutative, so the bits are exactly those of inserting one key at a time.
+//!
+//! This is the radix-partitioning step of partitioned hash joins (Manegold, Boncz and Kersten,
+//! "Optimizing main-memory join on modern hardware", IEEE TKDE 2002: partition until each
+//! part fits the cache). The buckets need no counting pass: each is a list of 4 KiB blocks
+//! from one pool, so a skewed batch (all keys in one range) fits as well as a uniform one.
+//! What it gave, and where it is used: [`use_for`] and the README.
+
+use rayon::prelude::*;
+
+use super::pages::LineBuf;
+use super::simd::{Line, mask_for};
+use super::{BlockedBloom, line_index};
+use crate::prefetch::prefetch;
+
+/// Hashes per block of a bucket: 4 KiB, a page's worth of one range's keys.
+const BLOCK: usize = 512;
+
+/// Lines per range, as a power of two: 4096 lines, 256 KiB, within the 1 MiB L2 of the
+/// development machines with room for the next range's lines. Against 2048 and 8192 lines per
+/// range (`cargo run --release --example bulk_scaling -- 2 100 whole`): see the README.
+const RANGE_SHIFT: u32 = 12;
+
+/// Filters smaller than this are filled in input order: a filter that fits the last-level
+/// cache gains nothing from sorting its keys first. Measured: README, "partitioned insert".
+const MIN_BYTES: usize = 32 << 20;
+
+/// A batch is partitioned only when it holds at least this many keys per line of the filter
+/// (fewer, and most lines would still be read from memory for one key).
+const MIN_KEYS_PER_LINE: usize = 4;
+
+/// Keys per line in one chunk of the batch: a chunk's partition holds 8 bytes per key, so its
+/// buffer is the filter's size at 8 keys per line.
+const CHUNK_KEYS_PER_LINE: usize = 8;
+
+/// Whether [`BlockedBloom::insert_hashes`] and [`BlockedBloom::par_insert_hashes`] insert a
+/// batch of `keys` hashes into `lines` lines through partitions.
+pub(crate) fn use_for(lines: usize, keys: usize) -> bool {
+    lines * size_of::<Line>() >= MIN_BYTES && keys / lines >= MIN_KEYS_PER_LINE
+}
+
+/// One thread's share of a chunk, its hashes grouped by range of lines, each range's in input
+/// order in a list of [`BLOCK`]-hash blocks from one pool.
+struct Partition {
+    /// The pool of blocks, on huge pages where the filter's lines would be.
+    pool: LineBuf,
+    /// Per range, the blocks it filled, by number.
+    full: Vec<Vec<u32>>,
+    /// Per range, where its next hash goes in the pool: inside its open block.
+    next: Vec<usize>,
+    /// Blocks handed out.
+    used: usize,
+}
+
+impl Partition {
+    /// A partition for up to `hashes` hashes over `ranges` ranges: every block but each
+    /// range's open one is full, so `hashes / BLOCK + ranges` blocks always suffice. `None`
+    /// where the pool cannot be allocated.
+    fn new(ranges: usize, hashes: usize) -> Option<Self> {
+        let blocks = hashes.div_ceil(BLOCK) + ranges;
+        let pool = LineBuf::zeroed(blocks * (BLOCK / 8)).ok()?;
+        let mut part = Partition {
+            pool,
+            full: vec![Vec::new(); ranges],
+            next: vec![0; ranges],
+            used: 0,
+        };
+        part.clear();
+        Some(part)
+    }
+
+    /// Empties every bucket: range `r` gets block `r` as its open block.
+    fn clear(&mut self) {
+        self.full.iter_mut().for_each(Vec::clear);
+        self.next
+            .iter_mut()
+            .enumerate()
+            .for_each(|(r, n)| *n = r * BLOCK);
+        self.used = self.next.len();
+    }
+
+    /// Appends each of `hashes` to the bucket of its range of lines (of `total`). At most
+    /// the `hashes` [`new`](Self::new) was sized for, since the last [`clear`](Self::clear).
+    fn fill(&mut self, hashes: &[u64], total: usize) {
+        let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut self.pool);
+        for &h in hashes {
+            let range = line_index(h, total) >> RANGE_SHIFT;
+            let at = self.next[range];
+            pool[at] = h;
+            let mut next = at + 1;
+            if next.is_multiple_of(BLOCK) {
+                self.full[range].push((at / BLOCK) as u32);
+                next = self.used * BLOCK;
+                self.used += 1;
+            }
+            self.next[range] = next;
+        }
+    }
+
+    /// Calls `f` on the hashes of `range`, block by block, in input order.
+    fn each_block(&self, range: usize, mut f: impl FnMut(&[u64])) {
+        let pool: &[u64] = bytemuck::cast_slice(&self.pool);
+        for &b in &self.full[range] {
+            let start = b as usize * BLOCK;
+            f(&pool[start..start + BLOCK]);
+        }
+        let next = self.next[range];
+        f(&pool[next - next % BLOCK..next]);
+    }
+}
+
+impl BlockedBloom {
+    /// Inserts `hashes` through partitions on `threads` threads (rayon's, when more than one),
+    /// in chunks of [`CHUNK_KEYS_PER_LINE`] keys per line. Returns `false`, having inserted
+    /// nothing, where the partitions cannot be allocated.
+    pub(super) fn insert_partitioned(&mut self, hashes: &[u64], threads: usize) -> bool {
+        let total = self.lines.len();
+        let ranges = ((total - 1) >> RANGE_SHIFT) + 1;
+        let threads = threads.clamp(1, ranges);
+        let chunk = (total * CHUNK_KEYS_PER_LINE).clamp(1, hashes.len().max(1));
+        let share = chunk.div_ceil(threads);
+        let parts: Option<Vec<Partition>> = (0..threads)
+            .map(|_| Partition::new(ranges, share))
+            .collect();
+        let Some(mut parts) = parts else {
+            return false;
+        };
+        let k = self.hashes;
+        // Each task's run of lines: whole ranges, the last run possibly shorter.
+        let run = ranges.div_ceil(threads) << RANGE_SHIFT;
+        for piece in hashes.chunks(chunk) {
+            parts.iter_mut().for_each(Partition::clear);
+            if threads == 1 {
+                parts[0].fill(piece, total);
+                insert_run(&mut self.lines, 0, total, k, &parts);
+                continue;
+            }
+            parts
+                .par_iter_mut()
+                .zip(piece.par_chunks(share))
+                .for_each(|(part, share)| part.fill(share, total));
+            self.lines
+                .par_chunks_mut(run)
+                .enumerate()
+                .for_each(|(task, lines)| insert_run(lines, task * run, total, k, &parts));
+        }
+        true
+    }
+}
+
+/// Inserts the keys of every partition whose range lies in `lines`, the filter's lines
+/// `first..` of `total` (`first` a multiple of the range size), range by range; while a range
+/// takes its keys, the lines of the next range in `lines` are prefetched, one per key.
+fn insert_run(lines: &mut [Line], first: usize, total: usize, k: u32, parts: &[Partition]) {
+    let size = 1 << RANGE_SHIFT;
+    let mut start = 0;
+    while start < lines.len() {
+        let len = size.min(lines.len() - start);
+        let (here, after) = lines[start..].split_at_mut(len);
+        let next = &after[..size.min(after.len())];
+        let offset = first + start;
+        let mut ahead = next.iter();
+        for part in parts {
+            part.each_block(offset >> RANGE_SHIFT, |hashes| {
+                for &h in hashes {
+                    if let Some(line) = ahead.next() {
+                        prefetch(line);
+                    }
+                    here[line_index(h, total) - offset].set(mask_for(h, k));
+                }
+            });
+        }
+        start += size;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::mix64;
+
+    fn filter(lines: usize) -> BlockedBloom {
+        BlockedBloom::with_lines(lines, 7, 0).unwrap()
+    }
+
+    /// On one thread and several, in one chunk and many, with uniform hashes and with batches
+    /// skewed into one range (small integers: all in line 0) or mixed, the partitioned insert
+    /// sets exactly the bits of inserting one key at a time.
+    #[test]
+    fn partitioned_inserts_set_exactly_the_bits_of_one_by_one_inserts() {
+        let uniform: Vec<u64> = (0..200_000).map(mix64).collect();
+        let skewed: Vec<u64> = (0..70_000).collect();
+        let mixed: Vec<u64> = (0..90_000u64)
+            .map(|i| if i % 3 == 0 { i } else { mix64(i) })
+            .chain([0, u64::MAX, 1 << 63, (1 << 63) - 1])
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        // One range, a range and a bit, several ranges with a short last one; chunks of
+        // 8 keys per line, so the larger batches take several.
+        for lines in [1, 100, 4097, 3 * 4096 + 5, 20_000] {
+            for hashes in [&uniform, &skewed, &mixed] {
+                let mut want = filter(lines);
+                hashes.iter().for_each(|&h| want.insert_hash(h));
+                for threads in [1, 2, 3, 5] {
+                    let mut got = filter(lines);
+                    assert!(pool.install(|| got.insert_partitioned(hashes, threads)));
+                    assert!(got == want, "{lines} lines, {threads} threads");
+                }
+            }
+        }
+        let mut empty = filter(10);
+        assert!(empty.insert_partitioned(&[], 2));
+        assert!(empty == filter(10));
+    }
+
+    /// A bucket's blocks hand back its hashes in input order, however many blocks it fills.
+    #[test]
+    fn a_partition_keeps_each_ranges_hashes_in_order() {
+        let total = 5 << RANGE_SHIFT;
+        let hashes: Vec<u64> = (0..(3 * BLOCK as u64 + 7)).map(mix64).collect();
+        let mut part = Partition::new(5, hashes.len()).unwrap();
+        part.fill(&hashes, total);
+        for range in 0..5 {
+            let mut got = Vec::new();
+            part.each_block(range, |b| got.extend_from_slice(b));
+            let want: Vec<u64> = hashes
+                .iter()
+                .copied()
+                .filter(|&h| line_index(h, total) >> RANGE_SHIFT == range)
+                .collect();
+            assert_eq!(got, want, "range {range}");
+        }
+    }
+
+    #[test]
+    fn only_large_batches_into_large_filters_are_partitioned() {
+        let lines = MIN_BYTES / size_of::<Line>();
+        assert!(use_for(lines, lines * MIN_KEYS_PER_LINE));
+        assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE - 1));
+        assert!(!use_for(lines - 1, lines * 100));
+    }
+}
