@@ -101,6 +101,30 @@ fn a_tiny_sweep_writes_every_file() {
             None => assert_ne!(b.filter, "blocked", "{b:?}"),
         }
     }
+    // Whole-batch builds of the 3 MiB filter only (the 16 KiB one is filled whole in the bulk
+    // table already): in input order, one call, and one call per pool; too small to partition.
+    let ways: Vec<(&str, usize)> = report
+        .builds
+        .iter()
+        .map(|b| (b.method.as_str(), b.threads))
+        .collect();
+    assert_eq!(
+        ways,
+        [
+            ("insert_hashes per 1 Mi keys", 1),
+            ("insert_hashes whole batch", 1),
+            ("par_insert_hashes whole batch", 1),
+            ("par_insert_hashes whole batch", 2),
+        ]
+    );
+    for b in &report.builds {
+        assert_eq!(b.target_bytes, 3 << 20);
+        assert!(
+            !b.partitioned && b.insert.median_ns > 0.0 && b.speedup > 0.0,
+            "{b:?}"
+        );
+    }
+    assert_eq!(report.builds[1].speedup, 1.0);
     for r in &report.fpr {
         assert_eq!(r.false_negatives, 0, "{}", r.filter);
     }
@@ -131,6 +155,7 @@ fn a_tiny_sweep_writes_every_file() {
     for (file, rows) in [
         (write::SPEED_CSV, report.speed.len()),
         (write::BULK_CSV, report.bulk.len()),
+        (write::BUILD_CSV, report.builds.len()),
         (write::FPR_CSV, report.fpr.len()),
         (write::LIMIT_CSV, report.limits.len()),
     ] {
@@ -153,6 +178,7 @@ fn a_tiny_sweep_writes_every_file() {
         "## Lookups as multiples of the memory limit",
         "## Memory limit: ns per random 64-byte line",
         "## Bulk insert",
+        "## Building a blocked filter from all its keys at once",
         "## False-positive rate against bits per key",
         "## Not measured",
         "![fpr.svg](fpr.svg)",

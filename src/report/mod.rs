@@ -5,12 +5,14 @@
 //! - [`sweep`] runs the tuning report: every filter at every size, measured the same way
 //!   ([`measure`] samples one figure, [`limit`] probes what the memory system allows,
 //!   [`machine`] records where it ran), into one [`sweep::Report`];
+//! - [`build`] times whole-batch builds of the blocked filter (the partitioned insert);
 //! - [`write`](mod@write) turns a report into Markdown, JSON and CSV, [`plot`] into SVG plots;
 //! - [`tune`] recommends a filter for a number of items and a target;
 //! - [`fpr`] measures one filter's false-positive rate (`linebloom fpr`);
 //! - [`subject`] puts this crate's filters (and, with the `peers` feature, the peer crates
 //!   adapted in `peers`) behind one trait the measurements drive.
 
+pub mod build;
 pub mod byte_size;
 pub mod ceiling;
 pub mod config;

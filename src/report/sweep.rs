@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::build::{BuildRow, measure_builds};
 use super::ceiling::{OwnFilters, refill_bounds};
 use super::config::ReportConfig;
 use super::fpr::key_hash;
@@ -76,6 +77,9 @@ pub struct Report {
     pub speed: Vec<SpeedRow>,
     /// Bulk insert figures, one row per filter, size and thread count.
     pub bulk: Vec<BulkRow>,
+    /// Whole-batch builds of blocked filters past [`SMALL_FILL`] keys, one row per size and
+    /// way (`build.rs`).
+    pub builds: Vec<BuildRow>,
     /// The FPR sweep, one row per filter and bits per key.
     pub fpr: Vec<FprRow>,
     /// Measurements that could not be made, and why.
@@ -243,7 +247,17 @@ pub fn run_report(
         .map(|&t| Ok((t, thread_pool(t)?)))
         .collect::<Result<Vec<_>>>()?;
 
-    let total = config.sizes.len() * (1 + config.filters.len()) + config.filters.len();
+    let builds_steps = if config
+        .filters
+        .contains(&Contender::Ours(FilterKind::Blocked))
+    {
+        let large = |&&size: &&usize| config.items_for(size) > SMALL_FILL;
+        config.sizes.iter().filter(large).count()
+    } else {
+        0
+    };
+    let total =
+        config.sizes.len() * (1 + config.filters.len()) + config.filters.len() + builds_steps;
     let mut done = 0;
     let mut step = |message: String, progress: &mut dyn FnMut(Progress<'_>)| {
         progress(Progress {
@@ -256,6 +270,7 @@ pub fn run_report(
 
     let (mut limits, mut speed, mut bulk, mut fpr, mut skipped) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut builds = Vec::new();
     for &size in &config.sizes {
         let label = super::byte_size::format_byte_size(size);
         step(format!("memory probe, {label}"), progress);
@@ -272,6 +287,18 @@ pub fn run_report(
                     what: format!("speed at {label}"),
                     reason: e.to_string(),
                 }),
+            }
+            let items = config.items_for(size);
+            if c == Contender::Ours(FilterKind::Blocked) && items > SMALL_FILL {
+                step(format!("{c}, {label}, whole-batch builds"), progress);
+                match measure_builds(items, size, config, &pools, machine.memory_bytes) {
+                    Ok(rows) => builds.extend(rows),
+                    Err(e) => skipped.push(Skip {
+                        filter: c.name().to_string(),
+                        what: format!("whole-batch builds at {label}"),
+                        reason: e.to_string(),
+                    }),
+                }
             }
         }
         limits.push(limit);
@@ -311,6 +338,7 @@ pub fn run_report(
         limits,
         speed,
         bulk,
+        builds,
         fpr,
         skipped,
     })

@@ -1,0 +1,134 @@
+//! Whole-batch builds of the blocked filter: every key of a filter in one call, as a storage
+//! engine builds the filter of a file it has just written. The bulk-insert table times large
+//! filters in chunks of 1 Mi keys (filling a filter piece by piece, where each call holds less
+//! than one key per line); a batch of several keys per line into a filter past the cache takes
+//! the partitioned insert instead (`blocked/partition.rs`), which this table measures against
+//! the same keys inserted in input order.
+//!
+//! Each sample builds a new filter, page faults included, as a build pays them; the ways take
+//! turns, so all of them share each moment of a shared host.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::config::ReportConfig;
+use super::fpr::key_hash;
+use super::measure::{Stat, ns_per_op, unpinned};
+use crate::BlockedBloom;
+use crate::error::{Error, Result};
+
+/// Keys per call of the input-order way: the bulk-insert table's chunk.
+const PIECE: usize = 1 << 20;
+
+/// One way of building one blocked filter from all its keys.
+#[derive(Clone, Debug, Serialize)]
+pub struct BuildRow {
+    /// The size the sweep asked for, in bytes.
+    pub target_bytes: usize,
+    /// The filter's actual size, in bytes.
+    pub bytes: usize,
+    /// Keys inserted.
+    pub items: usize,
+    /// `insert_hashes per 1 Mi keys` (input order), `insert_hashes whole batch` or
+    /// `par_insert_hashes whole batch`.
+    pub method: String,
+    /// Threads: 1 for `insert_hashes` (the measuring thread), else the pool's.
+    pub threads: usize,
+    /// Whether this call went through the partitioned insert.
+    pub partitioned: bool,
+    /// ns per key, wall clock.
+    pub insert: Stat,
+    /// Millions of keys per second at the median.
+    pub mkeys_per_s: f64,
+    /// Throughput relative to `insert_hashes whole batch` (the sequential rate).
+    pub speedup: f64,
+}
+
+/// The builds of a blocked filter of `items` keys: see the module docs. An error where the
+/// keys and two filters would not fit in half the machine's memory (`memory`, when known).
+pub fn measure_builds(
+    items: usize,
+    target_bytes: usize,
+    config: &ReportConfig,
+    pools: &[(usize, rayon::ThreadPool)],
+    memory: Option<u64>,
+) -> Result<Vec<BuildRow>> {
+    let empty = || {
+        BlockedBloom::builder(items)
+            .bits_per_key(config.bits_per_key)
+            .seed(config.seed)
+            .build()
+    };
+    let bytes = empty()?.size_bytes();
+    // The keys, the filter being built and the partitioned insert's buffers (up to its size).
+    let needed = (items as u64 * 8).saturating_add(bytes as u64 * 3);
+    if let Some(memory) = memory
+        && needed > memory / 2
+    {
+        return Err(Error::InvalidParameter {
+            name: "size",
+            value: super::byte_size::format_byte_size(target_bytes),
+            allowed: "keys of a whole-batch build that fit in half of this machine's memory",
+        });
+    }
+    let keys: Vec<u64> = (0..items as u64)
+        .map(|i| key_hash(config.seed, 0, i))
+        .collect();
+    let partitioned = crate::blocked::partitions(bytes / size_of::<crate::blocked::Line>(), items);
+    let mut ways: Vec<(String, usize, bool, Option<&rayon::ThreadPool>)> = vec![
+        ("insert_hashes per 1 Mi keys".into(), 1, false, None),
+        ("insert_hashes whole batch".into(), 1, partitioned, None),
+    ];
+    ways.extend(pools.iter().map(|(threads, pool)| {
+        let method = "par_insert_hashes whole batch".into();
+        (method, *threads, partitioned, Some(pool))
+    }));
+    let mut samples = vec![Vec::new(); ways.len()];
+    for _ in 0..config.reps {
+        for (i, (_, _, _, pool)) in ways.iter().enumerate() {
+            let mut filter = empty()?;
+            let took = match (i, pool) {
+                (0, _) => {
+                    let started = Instant::now();
+                    black_box(&keys)
+                        .chunks(PIECE)
+                        .for_each(|piece| filter.insert_hashes(piece));
+                    started.elapsed()
+                }
+                (_, None) => {
+                    let started = Instant::now();
+                    filter.insert_hashes(black_box(&keys));
+                    started.elapsed()
+                }
+                (_, Some(pool)) => unpinned(|| {
+                    let started = Instant::now();
+                    pool.install(|| filter.par_insert_hashes(black_box(&keys)));
+                    started.elapsed()
+                }),
+            };
+            samples[i].push(ns_per_op(took, items));
+        }
+    }
+    let stats: Vec<Stat> = samples
+        .iter()
+        .map(|s| Stat::from_samples(s).expect("reps >= 1"))
+        .collect();
+    let base = stats[1].mops();
+    Ok(ways
+        .into_iter()
+        .zip(stats)
+        .map(|((method, threads, partitioned, _), insert)| BuildRow {
+            target_bytes,
+            bytes,
+            items,
+            method,
+            threads,
+            partitioned,
+            mkeys_per_s: insert.mops(),
+            speedup: insert.mops() / base,
+            insert,
+        })
+        .collect())
+}
