@@ -1,11 +1,13 @@
 //! Inserts into the blocked filter: one by one, batched with prefetch, and rayon bulk with all
-//! threads, at sizes from in-L1 to far past the last-level cache (10 bits/key). Quick run:
+//! threads, at sizes from in-L1 to far past the last-level cache (10 bits/key); and, for
+//! filters of 32 MiB and more, building a new filter from all its keys in one call (the
+//! partitioned insert), sequential and rayon. Quick run:
 //! `LINEBLOOM_BENCH_MAX_MIB=16 cargo bench --bench insert`.
 
 mod common;
 
 use common::*;
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use linebloom::BlockedBloom;
 
 fn insert(c: &mut Criterion) {
@@ -41,5 +43,39 @@ fn insert(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, insert);
+/// A new filter built from all its keys in one call, each iteration on a fresh filter (page
+/// faults included, as a build pays them): `insert_hashes` and `par_insert_hashes` take the
+/// partitioned insert here (at least 4 keys per line, at least 32 MiB).
+fn build(c: &mut Criterion) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pin_thread();
+    for bytes in sizes().into_iter().filter(|&b| b >= 32 << 20) {
+        let items = items_for(bytes, 10.0);
+        let hs = hashes(0, 0..items as u64);
+        let empty = || BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+        let mut group = c.benchmark_group(format!("build/{}", size_label(bytes)));
+        group.throughput(Throughput::Elements(items as u64));
+        group.sample_size(10);
+        group.bench_function(BenchmarkId::new("insert_hashes", items), |b| {
+            b.iter_batched(empty, |mut f| f.insert_hashes(&hs), BatchSize::PerIteration)
+        });
+        group.bench_function(
+            BenchmarkId::new(format!("par_insert_hashes_{threads}threads"), items),
+            |b| {
+                b.iter_batched(
+                    empty,
+                    |mut f| pool.install(|| f.par_insert_hashes(&hs)),
+                    BatchSize::PerIteration,
+                )
+            },
+        );
+        group.finish();
+    }
+}
+
+criterion_group!(benches, insert, build);
 criterion_main!(benches);
