@@ -6,7 +6,8 @@
 //! the same keys inserted in input order.
 //!
 //! Each sample builds a new filter, page faults included, as a build pays them; the ways take
-//! turns, so all of them share each moment of a shared host.
+//! turns, each round starting one way later, so all of them share each moment of a shared
+//! host and none always runs right after the same other.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -86,8 +87,11 @@ pub fn measure_builds(
         (method, *threads, partitioned, Some(pool))
     }));
     let mut samples = vec![Vec::new(); ways.len()];
-    for _ in 0..config.reps {
-        for (i, (_, _, _, pool)) in ways.iter().enumerate() {
+    for rep in 0..config.reps {
+        // Each round starts one way later, so no way always follows the same other one: on
+        // this host a build right after the input-order one ran slower more often than not.
+        for i in (0..ways.len()).map(|j| (j + rep) % ways.len()) {
+            let pool = ways[i].3;
             let mut filter = empty()?;
             let took = match (i, pool) {
                 (0, _) => {
