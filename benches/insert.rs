@@ -10,15 +10,24 @@ use common::*;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use linebloom::BlockedBloom;
 
+/// One pool of every available thread for the whole run, the bench thread pinned once it is
+/// built: threads inherit their creator's CPU affinity, so a pool built after pinning would run
+/// on one core.
+fn pool_then_pin() -> &'static (usize, rayon::ThreadPool) {
+    static POOL: std::sync::OnceLock<(usize, rayon::ThreadPool)> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pin_thread();
+        (threads, pool)
+    })
+}
+
 fn insert(c: &mut Criterion) {
-    // The pool is built before the bench thread is pinned: threads inherit their creator's CPU
-    // affinity, and rayon's global pool built after pinning would have one thread.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    pin_thread();
+    let &(threads, ref pool) = pool_then_pin();
     for bytes in sizes() {
         let items = items_for(bytes, 10.0);
         // Large filters insert a sample of keys so one iteration stays short; the sample still
@@ -47,12 +56,7 @@ fn insert(c: &mut Criterion) {
 /// faults included, as a build pays them): `insert_hashes` and `par_insert_hashes` take the
 /// partitioned insert here (at least 4 keys per line, at least 32 MiB).
 fn build(c: &mut Criterion) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    pin_thread();
+    let &(threads, ref pool) = pool_then_pin();
     for bytes in sizes().into_iter().filter(|&b| b >= 32 << 20) {
         let items = items_for(bytes, 10.0);
         let hs = hashes(0, 0..items as u64);

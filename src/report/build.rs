@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::config::ReportConfig;
 use super::fpr::key_hash;
-use super::measure::{Stat, ns_per_op, unpinned};
+use super::measure::{Stat, ns_per_op, thread_pool, unpinned};
 use crate::BlockedBloom;
 use crate::error::{Error, Result};
 
@@ -35,7 +35,7 @@ pub struct BuildRow {
     /// `insert_hashes per 1 Mi keys` (input order), `insert_hashes whole batch` or
     /// `par_insert_hashes whole batch`.
     pub method: String,
-    /// Threads: 1 for `insert_hashes` (the measuring thread), else the pool's.
+    /// Threads: 1 for `insert_hashes` (a pool of one pinned thread), else the pool's.
     pub threads: usize,
     /// Whether this call went through the partitioned insert.
     pub partitioned: bool,
@@ -86,32 +86,29 @@ pub fn measure_builds(
         let method = "par_insert_hashes whole batch".into();
         (method, *threads, partitioned, Some(pool))
     }));
+    // Every way runs on a pool's pinned threads, the sequential ones on a pool of one, while
+    // the measuring thread waits unpinned, as in `examples/bulk_scaling.rs` (`whole`), so the
+    // two measure the same thing.
+    let one = thread_pool(1)?;
     let mut samples = vec![Vec::new(); ways.len()];
     for rep in 0..config.reps {
         // Each round starts one way later, so no way always follows the same other one: on
         // this host a build right after the input-order one ran slower more often than not.
         for i in (0..ways.len()).map(|j| (j + rep) % ways.len()) {
-            let pool = ways[i].3;
             let mut filter = empty()?;
-            let took = match (i, pool) {
-                (0, _) => {
-                    let started = Instant::now();
-                    black_box(&keys)
-                        .chunks(PIECE)
-                        .for_each(|piece| filter.insert_hashes(piece));
-                    started.elapsed()
+            let keys = black_box(&keys);
+            let took = unpinned(|| {
+                let started = Instant::now();
+                match (i, ways[i].3) {
+                    (0, _) => one.install(|| {
+                        keys.chunks(PIECE)
+                            .for_each(|piece| filter.insert_hashes(piece))
+                    }),
+                    (_, None) => one.install(|| filter.insert_hashes(keys)),
+                    (_, Some(pool)) => pool.install(|| filter.par_insert_hashes(keys)),
                 }
-                (_, None) => {
-                    let started = Instant::now();
-                    filter.insert_hashes(black_box(&keys));
-                    started.elapsed()
-                }
-                (_, Some(pool)) => unpinned(|| {
-                    let started = Instant::now();
-                    pool.install(|| filter.par_insert_hashes(black_box(&keys)));
-                    started.elapsed()
-                }),
-            };
+                started.elapsed()
+            });
             samples[i].push(ns_per_op(took, items));
         }
     }
