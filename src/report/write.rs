@@ -604,8 +604,10 @@ fn write_build_table(w: &mut String, report: &Report) {
     );
     let _ = writeln!(
         w,
-        "Each sample builds a new filter from every key of its size, page faults included, \
-         the ways taking turns. `insert_hashes per 1 Mi keys` inserts the keys in input \
+        "Each sample builds a new filter from every key of its size, the ways taking turns \
+         (the input-order one last in each round); the filter's lines are touched before the \
+         clock starts, the partitioned insert's buffers are not (their page faults count). \
+         `insert_hashes per 1 Mi keys` inserts the keys in input \
          order (the prefetching insert, as the bulk-insert table's one-thread row). A call \
          with at least 4 keys per line into a filter of at least 32 MiB is **partitioned**: \
          its keys are first sorted by range of 4096 lines (256 KiB), then each range takes \
