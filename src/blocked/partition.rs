@@ -65,7 +65,7 @@ struct Partition {
     /// The pool of blocks, on huge pages where the filter's lines would be.
     pool: LineBuf,
     /// Per range, the blocks it filled, by number.
-    full: Vec<Vec<u32>>,
+    full: Vec<Vec<usize>>,
     /// Per range, where its next hash goes in the pool: inside its open block.
     next: Vec<usize>,
     /// Blocks handed out.
@@ -109,7 +109,7 @@ impl Partition {
             pool[at] = h;
             let mut next = at + 1;
             if next.is_multiple_of(BLOCK) {
-                self.full[range].push((at / BLOCK) as u32);
+                self.full[range].push(at / BLOCK);
                 next = self.used * BLOCK;
                 self.used += 1;
             }
@@ -121,7 +121,7 @@ impl Partition {
     fn each_block(&self, range: usize, mut f: impl FnMut(&[u64])) {
         let pool: &[u64] = bytemuck::cast_slice(&self.pool);
         for &b in &self.full[range] {
-            let start = b as usize * BLOCK;
+            let start = b * BLOCK;
             f(&pool[start..start + BLOCK]);
         }
         let next = self.next[range];
