@@ -16,8 +16,10 @@
 //! part fits the cache). The buckets need no counting pass: each is a list of 4 KiB blocks
 //! from one pool, so a skewed batch (all keys in one range) fits as well as a uniform one.
 //! What it gave (100 M keys into 119 MiB, `cargo run --release --example bulk_scaling -- 2 100
-//! whole`, Zen 4): one thread 4.5-4.8 ns per key against 9.4-9.7 in input order, two threads
-//! 2.4-2.6 (1.75-1.89x one thread). Tried and dropped: staging each range's hashes in a line
+//! whole`, Zen 4, eleven runs): one thread 4.5-5.5 ns per key against 9.4-10.6 in input order,
+//! two threads 2.4-3.7 (1.70-1.89x one thread in ten runs, 1.27x in one with the host busy).
+//! On a VM that hands freed memory back to its host (free page reporting), the buffers' first
+//! touch can cost as much again; see README, "The partitioned insert". Tried and dropped: staging each range's hashes in a line
 //! written to the pool with a non-temporal store (the sort 1.8 -> 2.8 ns per key, and the
 //! insert then read its keys from memory).
 
@@ -46,7 +48,8 @@ const MIN_BYTES: usize = 32 << 20;
 /// A batch is partitioned only when it holds at least this many keys per line of the filter
 /// (fewer, and most lines would still be read from memory for one key). At 4 keys per line
 /// into 119 MiB, one thread: 5.3-5.4 ns per key against 8.9 in input order (the first such
-/// call of a process paid 22 ns: its buffers' first page faults).
+/// call of the process paid 22 ns, its buffers' first page faults on memory the VM had handed
+/// back to its host).
 const MIN_KEYS_PER_LINE: usize = 4;
 
 /// Keys per line in one chunk of the batch: a chunk's partition holds 8 bytes per key, so its

@@ -77,7 +77,7 @@ pub struct Report {
     pub speed: Vec<SpeedRow>,
     /// Bulk insert figures, one row per filter, size and thread count.
     pub bulk: Vec<BulkRow>,
-    /// Whole-batch builds of blocked filters past [`SMALL_FILL`] keys, one row per size and
+    /// Whole-batch builds of blocked filters of more than 2 Mi keys, one row per size and
     /// way (`build.rs`).
     pub builds: Vec<BuildRow>,
     /// The FPR sweep, one row per filter and bits per key.
