@@ -89,9 +89,10 @@ impl BlockedBloom {
     ///   filter from all its keys at once) is partitioned: each thread sorts its share of a
     ///   chunk by range of lines, then each inserts a run of ranges from every thread's
     ///   buckets, its lines in L2 (`partition.rs`; temporary memory up to the filter's size).
-    ///   On this repository's 2-core VM, 100 M keys into 119 MiB: 2.4-2.7 ns per key on 2
-    ///   threads against 4.5-4.7 on one and 9.2-10.6 for `insert_hashes` fed 1 Mi keys at a
-    ///   time (`cargo run --release --example bulk_scaling -- 2 100`);
+    ///   On this repository's 2-core VM, 100 M keys into 119 MiB: 2.4-3.7 ns per key on 2
+    ///   threads (1.70-1.89x one thread in ten runs of eleven) against 4.5-5.5 on one and
+    ///   9.4-10.6 for `insert_hashes` fed 1 Mi keys at a time (`cargo run --release --example
+    ///   bulk_scaling -- 2 100 whole`);
     /// - a smaller batch (adding keys to a filter in pieces) is split by line: each task owns
     ///   one contiguous run of lines, scans the whole input and inserts the keys of its run.
     ///   Every task reads the whole input, so one task of two alone takes 1.73-1.96x less time
