@@ -67,12 +67,10 @@ fn part(hash: u64, threads: usize) -> usize {
     ((hash as u128 * threads as u128) >> 64) as usize
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>());
-    let threads = args.next().and_then(Result::ok).unwrap_or(2).max(1);
-    let items = args.next().and_then(Result::ok).unwrap_or(100) * 1_000_000;
+/// A pool of `threads` threads, thread i pinned to the i-th core (wrapping around).
+fn pinned_pool(threads: usize) -> rayon::ThreadPool {
     let cores = core_affinity::get_core_ids().unwrap_or_default();
-    let pool = rayon::ThreadPoolBuilder::new()
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .start_handler(move |i| {
             if let Some(&id) = cores.get(i % cores.len().max(1)) {
@@ -80,7 +78,14 @@ fn main() {
             }
         })
         .build()
-        .expect("a thread pool");
+        .expect("a thread pool")
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>());
+    let threads = args.next().and_then(Result::ok).unwrap_or(2).max(1);
+    let items = args.next().and_then(Result::ok).unwrap_or(100) * 1_000_000;
+    let pool = pinned_pool(threads);
     if std::env::args().nth(3).as_deref() == Some("whole") {
         whole(&pool, threads, items);
         return;
@@ -165,15 +170,7 @@ type Build<'a> = dyn Fn(&mut BlockedBloom) + 'a;
 
 /// Whole-batch builds: see the module docs.
 fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .start_handler(|_| {
-            if let Some(&id) = core_affinity::get_core_ids().unwrap_or_default().first() {
-                core_affinity::set_for_current(id);
-            }
-        })
-        .build()
-        .expect("a thread pool");
+    let one = pinned_pool(1);
     let keys: Vec<u64> = (0..items as u64).map(mix64).collect();
     let ways: [(&str, &Build); 4] = [
         ("insert_hashes, 1 Mi at a time", &|f| {

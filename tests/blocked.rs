@@ -126,19 +126,19 @@ fn partitioned_bulk_insert_is_bit_identical() {
     let lines = (32 << 20) / 64 + 1000;
     let uniform = hashes(4, 4 * lines + 4321);
     let skewed: Vec<u64> = (0..4 * lines as u64 + 99).map(|i| i % 5000).collect();
-    for hs in [&uniform, &skewed] {
-        let mut want = BlockedBloom::builder(lines)
+    // One line per 512 bits asked for each "key": exactly `lines` lines.
+    let empty = || {
+        BlockedBloom::builder(lines)
             .bits_per_key(512.0)
             .hashes(6)
             .build()
-            .unwrap();
+            .unwrap()
+    };
+    for hs in [&uniform, &skewed] {
+        let mut want = empty();
         assert_eq!(want.size_bytes(), lines * 64);
         hs.iter().for_each(|&h| want.insert_hash(h));
-        let mut batched = BlockedBloom::builder(lines)
-            .bits_per_key(512.0)
-            .hashes(6)
-            .build()
-            .unwrap();
+        let mut batched = empty();
         batched.insert_hashes(hs);
         assert!(batched == want);
         for threads in [1, 2, 3] {
@@ -146,11 +146,7 @@ fn partitioned_bulk_insert_is_bit_identical() {
                 .num_threads(threads)
                 .build()
                 .unwrap();
-            let mut bulk = BlockedBloom::builder(lines)
-                .bits_per_key(512.0)
-                .hashes(6)
-                .build()
-                .unwrap();
+            let mut bulk = empty();
             pool.install(|| bulk.par_insert_hashes(hs));
             assert!(bulk == want, "{threads} threads");
         }

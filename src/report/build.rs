@@ -21,10 +21,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::ceiling::empty_filter;
 use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::measure::{Stat, ns_per_op, thread_pool, unpinned};
-use crate::BlockedBloom;
 use crate::error::{Error, Result};
 
 /// Keys per call of the input-order way: the bulk-insert table's chunk.
@@ -63,12 +63,7 @@ pub fn measure_builds(
     pools: &[(usize, rayon::ThreadPool)],
     memory: Option<u64>,
 ) -> Result<Vec<BuildRow>> {
-    let empty = || {
-        BlockedBloom::builder(items)
-            .bits_per_key(config.bits_per_key)
-            .seed(config.seed)
-            .build()
-    };
+    let empty = || empty_filter(items, config);
     let bytes = empty()?.size_bytes();
     // The keys, the filter being built and the partitioned insert's buffers (up to its size).
     let needed = (items as u64 * 8).saturating_add(bytes as u64 * 3);
@@ -101,8 +96,8 @@ pub fn measure_builds(
     for rep in 0..config.reps {
         // The partitioned ways take turns to come first, after the last round's input-order
         // build, which ends each round: see the module docs.
-        let partitioned = ways.len() - 1;
-        let order = (0..partitioned).map(|j| 1 + (j + rep) % partitioned);
+        let turns = ways.len() - 1;
+        let order = (0..turns).map(|j| 1 + (j + rep) % turns);
         for i in order.chain([0]) {
             let mut filter = empty()?;
             // Touched before the clock starts: see the module docs.

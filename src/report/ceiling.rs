@@ -31,7 +31,7 @@ pub struct OwnFilters {
 }
 
 /// An empty blocked filter for `items` keys at the sweep's bits per key and seed.
-fn empty_filter(items: usize, config: &ReportConfig) -> Result<BlockedBloom> {
+pub(super) fn empty_filter(items: usize, config: &ReportConfig) -> Result<BlockedBloom> {
     BlockedBloom::builder(items)
         .bits_per_key(config.bits_per_key)
         .seed(config.seed)

@@ -247,15 +247,12 @@ pub fn run_report(
         .map(|&t| Ok((t, thread_pool(t)?)))
         .collect::<Result<Vec<_>>>()?;
 
-    let builds_steps = if config
-        .filters
-        .contains(&Contender::Ours(FilterKind::Blocked))
-    {
-        let large = |&&size: &&usize| config.items_for(size) > SMALL_FILL;
-        config.sizes.iter().filter(large).count()
-    } else {
-        0
-    };
+    let builds_steps = config
+        .sizes
+        .iter()
+        .flat_map(|&size| config.filters.iter().map(move |&c| (c, size)))
+        .filter(|&(c, size)| measures_builds(c, config.items_for(size)))
+        .count();
     let total =
         config.sizes.len() * (1 + config.filters.len()) + config.filters.len() + builds_steps;
     let mut done = 0;
@@ -289,7 +286,7 @@ pub fn run_report(
                 }),
             }
             let items = config.items_for(size);
-            if c == Contender::Ours(FilterKind::Blocked) && items > SMALL_FILL {
+            if measures_builds(c, items) {
                 step(format!("{c}, {label}, whole-batch builds"), progress);
                 match measure_builds(items, size, config, &pools, machine.memory_bytes) {
                     Ok(rows) => builds.extend(rows),
@@ -342,6 +339,12 @@ pub fn run_report(
         fpr,
         skipped,
     })
+}
+
+/// Whether the sweep times whole-batch builds (`build.rs`) of `c` at `items` keys: blocked
+/// filters filled in chunks (smaller ones are filled whole in the bulk-insert table already).
+fn measures_builds(c: Contender, items: usize) -> bool {
+    c == Contender::Ours(FilterKind::Blocked) && items > SMALL_FILL
 }
 
 /// A filter is built next to its keys' hash buffers, and a static peer (xorf) holds every key
