@@ -28,6 +28,14 @@
 //!   present (the hash still broadcast from a register, as in the split-block loop);
 //! - `no rotation, both`: the same with the multiply reading the hash from memory;
 //! - `split block`: 256-bit blocks, one bit in each 32-bit word (k = 8, FPR 1.26 %);
+//! - `both, 4 per pass` and `split block, 4 per pass`: those two loops with four keys per pass
+//!   (one loop overhead per four keys, as LLVM unrolls the crate's loops);
+//! - `pdep positions`: the bit positions without a vector multiply: one scalar multiply of the
+//!   hash's low half, `pdep` of it into the six (rotated) bytes a key uses with 64 in the two it
+//!   leaves out, then `vmovq`, `vpmovzxbq` and one variable shift, whose 64 clears those words
+//!   (a different bit layout, so its count differs: timing only);
+//! - `rotation as a k-mask`: no enable pattern; `kortestb` of the words whose bit is set with a
+//!   mask of the words the key leaves out (`kmovb` from a table);
 //! - `ours, branch on answer` and `split block, branch`: the count taken by a branch on the
 //!   answer (about 1 % of the keys take it), as a caller that acts on each answer has it,
 //!   instead of a flag-to-register count.
@@ -59,7 +67,8 @@ mod kernels {
 
     /// One loop over `hashes` with `body` as the per-key kernel; the registers it may use are
     /// fixed: `{i}` points at the hash, `{lines}`, `{n}` (line or block count), `{en}` (enable
-    /// table), `{acc}` the count, zmm0 the salts, zmm1 ones; scratch rdx, r8-r10, zmm2-zmm4, k1.
+    /// table, see `run`), `{acc}` the count, zmm0 the salts, zmm1 ones; scratch rcx, rdx,
+    /// r8-r10, zmm2-zmm4, k1, k2.
     /// A lookup kernel only reads memory (`readonly`); an insert kernel (`writes`) also writes
     /// the lines it inserts into.
     macro_rules! kernel {
@@ -86,17 +95,22 @@ mod kernels {
                 salts: &Vector,
             ) -> u64 {
                 let mut acc = 0u64;
+                // The unrolled loops take four hashes per pass and stop when the pointer meets
+                // the end exactly, so every loop gets a multiple of four.
+                assert!(hashes.len() % 4 == 0, "a multiple of 4 hashes");
                 if hashes.is_empty() {
                     return 0;
                 }
                 macro_rules! run {
                     ($skip:literal) => {
                         // SAFETY: the loop reads `hashes` from its first to its last element
-                        // (not empty, checked above), the salts vector, and for each hash one
-                        // line or block inside `lines` (its index is `(hash * n) >> 64 < n`,
-                        // or the same on the high 32 bits, and `lines` holds `n` of them) and
-                        // one row of the enable table (offset `8 * ((hash >> 32) & 7)` words
-                        // into a table of 8 rows). A lookup writes only the registers it
+                        // (not empty, and a multiple of the four an unrolled pass takes,
+                        // checked above), the salts vector, and for each hash one line or
+                        // block inside `lines` (its index is `(hash * n) >> 64 < n`, or the
+                        // same on the high 32 bits, and `lines` holds `n` of them) and, with
+                        // `r = (hash >> 32) & 7`, one place in the table `en` of 11 rows of 64
+                        // bytes (`run` builds it): row `r`, byte `512 + r` or the 16 bytes at
+                        // `576 + 16 r`. A lookup writes only the registers it
                         // declares; an insert also writes that line or block, which the
                         // caller owns (`lines` comes from a `&mut` for inserts).
                         unsafe {
@@ -122,7 +136,7 @@ mod kernels {
                                 one = out(reg) _,
                                 out("rdx") _, out("r8") _, out("r9") _, out("r10") _,
                                 out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
-                                out("zmm4") _, out("k1") _,
+                                out("zmm4") _, out("k1") _, out("rcx") _, out("k2") _,
                                 options(nostack $(, $option)?),
                             )
                         }
@@ -279,17 +293,102 @@ mod kernels {
             count_every_word_with_adc!()
         )
     );
+    // Split block's test of one key (its hash in rdx): the block, the bits, `vptest`.
+    macro_rules! split_block_rest {
+        () => {
+            concat!(
+                "vpbroadcastd ymm2, edx\nshr rdx, 32\nimul rdx, {n}\n",
+                "vpmulld ymm2, ymm2, ymm0\nshr rdx, 32\nvpsrld ymm2, ymm2, 27\nshl rdx, 5\n",
+                "vpsllvd ymm2, ymm1, ymm2\nvmovdqa ymm3, [{lines} + rdx]\nvptest ymm3, ymm2\n",
+                "adc {acc}, 0\n"
+            )
+        };
+    }
     // Parquet's split block: 32-byte blocks, the block from the hash's high 32 bits, one bit
     // in each 32-bit word from the top 5 bits of `x * salt`, `vptest` into the carry.
     kernel!(
         split_block,
         "vmovdqa ymm0, [{salts}]",
         "vpbroadcastd ymm1, {one:e}",
+        concat!("mov rdx, [{i}]\n", split_block_rest!())
+    );
+
+    /// The rotation as a mask of the words a key leaves out (a byte from the table's row 8,
+    /// `kmovb` from memory) and `kortestb` of it with the words whose bit is set: no enable
+    /// pattern, no AND.
+    macro_rules! count_rotated_kmask {
+        () => {
+            "rorx rcx, rdx, 32\nand ecx, 7\nkmovb k2, byte ptr [{en} + rcx + 512]\n\
+             shl r8, 6\nvpsrlq zmm2, zmm2, 58\nvpsllvq zmm2, zmm1, zmm2\n\
+             vptestmq k1, zmm2, [{lines} + r8]\nkortestb k1, k2\nadc {acc}, 0\n"
+        };
+    }
+    kernel!(
+        kmask,
+        concat!(locate!(), products_from_memory!(), count_rotated_kmask!())
+    );
+    /// Bit positions without a vector multiply: one scalar multiply of the hash's low half,
+    /// `pdep` of it into the six (rotated) bytes the key uses, 64 in the two it leaves out (a
+    /// shift by 64 gives 0), then `vmovq`, `vpmovzxbq` and one variable shift; the table's
+    /// rows 9 and 10 hold each rotation's `pdep` mask and its bytes of 64.
+    macro_rules! pdep_bits {
+        () => {
+            "mov r9d, edx\nimul r9, r9, 0x5bd1e995\nrorx r10, rdx, 28\nand r10d, 0x70\n\
+             pdep r9, r9, [{en} + r10 + 576]\nor r9, [{en} + r10 + 584]\n\
+             vmovq xmm2, r9\nvpmovzxbq zmm2, xmm2\nvpsllvq zmm2, zmm1, zmm2\nshl r8, 6\n"
+        };
+    }
+    kernel!(
+        pdep,
         concat!(
-            "mov rdx, [{i}]\nvpbroadcastd ymm2, edx\nshr rdx, 32\nimul rdx, {n}\n",
-            "vpmulld ymm2, ymm2, ymm0\nshr rdx, 32\nvpsrld ymm2, ymm2, 27\nshl rdx, 5\n",
-            "vpsllvd ymm2, ymm1, ymm2\nvmovdqa ymm3, [{lines} + rdx]\nvptest ymm3, ymm2\n",
-            "adc {acc}, 0\n"
+            locate!(),
+            pdep_bits!(),
+            "vpandq zmm3, zmm2, [{lines} + r8]\nvpcmpeqq k1, zmm3, zmm2\n",
+            "kortestb k1, k1\nadc {acc}, 0\n"
+        )
+    );
+    // Four keys per pass (the hash `$at` bytes past `{i}`; the last adds 24 to `{i}`, the
+    // loop the other 8), as LLVM unrolls the crate's loops.
+    macro_rules! both_at {
+        ($at:literal) => {
+            concat!(
+                "mov rdx, [{i} + ",
+                $at,
+                "]\nmulx r8, r9, {n}\nvpmulld zmm2, zmm0, dword ptr [{i} + ",
+                $at,
+                "]{{1to16}}\n",
+                rotation!(),
+                line_and_bits!(),
+                missing_enabled!(),
+                count_with_adc!()
+            )
+        };
+    }
+    kernel!(
+        both_x4,
+        concat!(
+            both_at!(0),
+            both_at!(8),
+            both_at!(16),
+            both_at!(24),
+            "add {i}, 24\n"
+        )
+    );
+    macro_rules! split_block_at {
+        ($at:literal) => {
+            concat!("mov rdx, [{i} + ", $at, "]\n", split_block_rest!())
+        };
+    }
+    kernel!(
+        split_block_x4,
+        "vmovdqa ymm0, [{salts}]",
+        "vpbroadcastd ymm1, {one:e}",
+        concat!(
+            split_block_at!(0),
+            split_block_at!(8),
+            split_block_at!(16),
+            split_block_at!(24),
+            "add {i}, 24\n"
         )
     );
 
@@ -422,13 +521,32 @@ mod kernels {
         let split_salts = Vector(std::array::from_fn(|i| SALTS[i % 8]));
         // The engine's enable table for k = 6: rotation r uses the words w with
         // (w - r) mod 8 < 6.
-        let enable: Vec<Enable> = (0..8)
+        let mut enable: Vec<Enable> = (0..8)
             .map(|r| {
                 Enable(std::array::from_fn(|w| {
                     if (w + 8 - r) % 8 < 6 { u64::MAX } else { 0 }
                 }))
             })
             .collect();
+        // Row 8: for each rotation r (byte r), the words a key leaves out (`kmask`): those
+        // of rotation 0, words 6 and 7, rotated by r.
+        let left_out: [u8; 8] = std::array::from_fn(|r| 0xc0u8.rotate_left(r as u32));
+        enable.push(Enable([u64::from_le_bytes(left_out), 0, 0, 0, 0, 0, 0, 0]));
+        // Rows 9 and 10: for each rotation r, the `pdep` mask of the six bytes a key uses (6
+        // bits each) and the 64 in the two it leaves out, both rotated by r bytes (`pdep`).
+        let deposit: Vec<u64> = (0..8u32)
+            .flat_map(|r| {
+                [
+                    0x0000_3f3f_3f3f_3f3fu64.rotate_left(8 * r),
+                    0x4040_0000_0000_0000u64.rotate_left(8 * r),
+                ]
+            })
+            .collect();
+        enable.extend(
+            deposit
+                .chunks(8)
+                .map(|row| Enable(row.try_into().expect("8 words"))),
+        );
         let probes: Vec<u64> = (0..1u64 << 20)
             .map(|i| linebloom::hash::mix64(i | 1 << 40))
             .collect();
@@ -475,7 +593,11 @@ mod kernels {
             }
             let en = enable.as_ptr().cast::<u8>();
             // Name, loop, its salts, and how many blocks a 64-byte line holds.
-            let rows: [(&str, Kernel, &Vector, u64); 10] = [
+            let rows: [(&str, Kernel, &Vector, u64); 14] = [
+                ("both, 4 per pass", both_x4, &salts, 1),
+                ("split block, 4 per pass", split_block_x4, &split_salts, 2),
+                ("pdep positions", pdep, &salts, 1),
+                ("rotation as a k-mask", kmask, &salts, 1),
                 ("ours (asm copy)", ours, &salts, 1),
                 ("no rotation (k = 8)", no_rotation, &salts, 1),
                 ("broadcast from memory", broadcast_from_memory, &salts, 1),
