@@ -29,7 +29,9 @@
 //! - `no rotation, both`: the same with the multiply reading the hash from memory;
 //! - `split block`: 256-bit blocks, one bit in each 32-bit word (k = 8, FPR 1.26 %);
 //! - `both, 4 per pass` and `split block, 4 per pass`: those two loops with four keys per pass
-//!   (one loop overhead per four keys, as LLVM unrolls the crate's loops);
+//!   (one loop overhead per four keys, as LLVM unrolls the crate's loops) and the count taken
+//!   as LLVM takes sbbf-rs's (`setc` of one key into a register, one `adc` for it and the
+//!   next), which is sbbf-rs's own loop instruction for instruction and runs as fast;
 //! - `pdep positions`: the bit positions without a vector multiply: one scalar multiply of the
 //!   hash's low half, `pdep` of it into the six (rotated) bytes a key uses with 64 in the two it
 //!   leaves out, then `vmovq`, `vpmovzxbq` and one variable shift, whose 64 clears those words
@@ -300,7 +302,6 @@ mod kernels {
                 "vpbroadcastd ymm2, edx\nshr rdx, 32\nimul rdx, {n}\n",
                 "vpmulld ymm2, ymm2, ymm0\nshr rdx, 32\nvpsrld ymm2, ymm2, 27\nshl rdx, 5\n",
                 "vpsllvd ymm2, ymm1, ymm2\nvmovdqa ymm3, [{lines} + rdx]\nvptest ymm3, ymm2\n",
-                "adc {acc}, 0\n"
             )
         };
     }
@@ -310,7 +311,7 @@ mod kernels {
         split_block,
         "vmovdqa ymm0, [{salts}]",
         "vpbroadcastd ymm1, {one:e}",
-        concat!("mov rdx, [{i}]\n", split_block_rest!())
+        concat!("mov rdx, [{i}]\n", split_block_rest!(), "adc {acc}, 0\n")
     );
 
     /// The rotation as a mask of the words a key leaves out (a byte from the table's row 8,
@@ -348,9 +349,21 @@ mod kernels {
         )
     );
     // Four keys per pass (the hash `$at` bytes past `{i}`; the last adds 24 to `{i}`, the
-    // loop the other 8), as LLVM unrolls the crate's loops.
+    // loop the other 8), as LLVM unrolls the crate's loops, and counted as LLVM counts
+    // sbbf-rs's answers: the first key of each pair `setc` into a register, the second's `adc`
+    // adding both, so that every other key's count waits on no earlier one.
+    macro_rules! first_of_pair {
+        () => {
+            "mov ecx, 0\nsetc cl\n"
+        };
+    }
+    macro_rules! second_of_pair {
+        () => {
+            "adc {acc}, rcx\n"
+        };
+    }
     macro_rules! both_at {
-        ($at:literal) => {
+        ($at:literal, $count:expr) => {
             concat!(
                 "mov rdx, [{i} + ",
                 $at,
@@ -359,24 +372,24 @@ mod kernels {
                 "]{{1to16}}\n",
                 rotation!(),
                 line_and_bits!(),
-                missing_enabled!(),
-                count_with_adc!()
+                "vpandnd zmm3, zmm3, [{en} + rdx*8]\nvptestnmd k1, zmm3, zmm2\nkortestw k1, k1\n",
+                $count
             )
         };
     }
     kernel!(
         both_x4,
         concat!(
-            both_at!(0),
-            both_at!(8),
-            both_at!(16),
-            both_at!(24),
+            both_at!(0, first_of_pair!()),
+            both_at!(8, second_of_pair!()),
+            both_at!(16, first_of_pair!()),
+            both_at!(24, second_of_pair!()),
             "add {i}, 24\n"
         )
     );
     macro_rules! split_block_at {
-        ($at:literal) => {
-            concat!("mov rdx, [{i} + ", $at, "]\n", split_block_rest!())
+        ($at:literal, $count:expr) => {
+            concat!("mov rdx, [{i} + ", $at, "]\n", split_block_rest!(), $count)
         };
     }
     kernel!(
@@ -384,10 +397,10 @@ mod kernels {
         "vmovdqa ymm0, [{salts}]",
         "vpbroadcastd ymm1, {one:e}",
         concat!(
-            split_block_at!(0),
-            split_block_at!(8),
-            split_block_at!(16),
-            split_block_at!(24),
+            split_block_at!(0, first_of_pair!()),
+            split_block_at!(8, second_of_pair!()),
+            split_block_at!(16, first_of_pair!()),
+            split_block_at!(24, second_of_pair!()),
             "add {i}, 24\n"
         )
     );
@@ -408,9 +421,8 @@ mod kernels {
         "vmovdqa ymm0, [{salts}]",
         "vpbroadcastd ymm1, {one:e}",
         concat!(
-            "mov rdx, [{i}]\nvpbroadcastd ymm2, edx\nshr rdx, 32\nimul rdx, {n}\n",
-            "vpmulld ymm2, ymm2, ymm0\nshr rdx, 32\nvpsrld ymm2, ymm2, 27\nshl rdx, 5\n",
-            "vpsllvd ymm2, ymm1, ymm2\nvmovdqa ymm3, [{lines} + rdx]\nvptest ymm3, ymm2\n",
+            "mov rdx, [{i}]\n",
+            split_block_rest!(),
             "jnc 3f\ninc {acc}\n3:\n"
         )
     );
