@@ -19,10 +19,15 @@
 //! ([`DoubleHash`]): `h1 + i·h2 + (i³ − i)/6` for `i = 0..k` (mod 2^64), with `h1` the hash and
 //! `h2` its two 32-bit halves swapped and made odd ([`DoubleHash::second`]). Kirsch and Mitzenmacher, "Less hashing, same performance: building a
 //! better Bloom filter" (2006), prove that two hash values give the FPR of `k` independent ones
-//! as `m` grows; the cubic term of Dillinger and Manolios, "Bloom filters in probabilistic
-//! verification" (2004), keeps two keys whose `h1` and `h2` collide from sharing every probe.
-//! Each probe value is mapped onto `0..m` with [`reduce`], multiply-shift on its high bits
-//! (`(p · m) >> 64`): no division on the hot path and any `m`.
+//! as `m` grows; the cubic term is that of Dillinger and Manolios, "Bloom filters in
+//! probabilistic verification" (2004). Each probe value is mapped onto `0..m` with [`reduce`],
+//! multiply-shift on its high bits (`(p · m) >> 64`): no division on the hot path and any `m`.
+//! The cubic term was made for probes reduced modulo `m`, where it keeps a second hash that is
+//! a multiple of `m` from putting every probe on the same bit; under `reduce` it is all but
+//! inert: at most (63³ − 63)/6 = 41,664 against 2^64, it moves a position with probability
+//! below 41,664 · m / 2^64 (2.3e-9 per probe at m = 10^9). It stays because it is part of
+//! which bits a key sets (the format's hash scheme 2), and costs nothing where the probes are
+//! computed directly (the inserts into filters of up to 8 MiB).
 //!
 //! ## Speed of the scalar paths
 //! `insert_hash` and `contains_hash` were brought level with or ahead of `fastbloom` 0.17's
@@ -47,6 +52,10 @@
 //!   completely: insert 5.52–5.60 (fastbloom 5.36–5.45), 69.4 (68.2). Without it LLVM unrolls
 //!   the loop by four with a remainder loop, and inserts stayed at 6.2 against 5.5.
 //! - Bounds checks kept on insert, dropped on lookups (see `words_mut` and `word`).
+//! - (2026-11-24, Zen 4, where inserts in cache had fallen 6-9 % behind fastbloom's) inserts
+//!   into filters of up to 8 MiB compute each probe from the hash directly instead of from
+//!   the probe before it: 7.25-7.43 against 7.82-8.02 ns at 1.19 MiB (fastbloom 7.37-7.48);
+//!   the chain stays past 8 MiB, where it measured faster (see `DIRECT_PROBES_MAX_WORDS`).
 //!
 //! ## Model
 //! After `n` keys a bit is still zero with probability `(1 − 1/m)^{kn} ≈ e^{−k/c}`, `c = m/n`;
@@ -145,6 +154,21 @@ const PAR_MIN_WORDS: usize = 1 << 22;
 /// Hashes per rayon task in the bulk insert: large enough to amortise the task, small enough to
 /// balance the load.
 const PAR_CHUNK: usize = 1 << 12;
+
+/// Up to this many words (8 MiB) the inserts compute each probe from the hash directly
+/// ([`probe`]); past it they chain them ([`DoubleHash::step`]), each from the one before. Same
+/// bits either way. With the words in cache a probe's store is quick and the chain of two-cycle
+/// additions (probe `i` waits on `i` of them) held back one key's accesses, so the direct form
+/// is faster there; past the cache each probe waits on memory, and the chain's fewer
+/// instructions let the processor keep more keys in flight. One-by-one inserts, k = 7, 10
+/// bits/key (`linebloom report --items .. --filters classic,fastbloom --threads 1`,
+/// alternating runs, Zen 4, 2026-11-24), chained against direct: 7.82-8.02 against 7.25-7.43
+/// ns at 1.19 MiB (three pairs; fastbloom 7.37-7.48), 10.5-12.4 against 9.09-9.59 at 4 MiB
+/// (two), too noisy to tell at 16 MiB, 62.7-63.5 against 64.9-67.4 at 119 MiB (three;
+/// fastbloom 65.7-69.4). Lookups keep the chain at every size: the direct form made them
+/// 5 % slower at 1.19 MiB (hits 7.02-7.12 against 6.66-6.71 ns, misses 13.8-13.9 against
+/// 13.1-13.2), since a miss usually stops after a probe or two.
+const DIRECT_PROBES_MAX_WORDS: usize = 1 << 20;
 
 /// A classic Bloom filter: `m` bits in one array, `k` bits anywhere in it per key.
 ///
@@ -379,7 +403,15 @@ impl ClassicBloom {
     #[inline(always)]
     fn insert_probes(&mut self, hash: u64, k: u32) {
         let m = self.num_bits;
-        let (mut h1, mut h2) = (hash, DoubleHash::second(hash));
+        let h2 = DoubleHash::second(hash);
+        if self.words.len() <= DIRECT_PROBES_MAX_WORDS {
+            for i in 0..u64::from(k) {
+                let (word, bit) = locate(reduce(probe(hash, h2, i), m));
+                *self.words_mut(word) |= bit;
+            }
+            return;
+        }
+        let (mut h1, mut h2) = (hash, h2);
         let (word, bit) = locate(reduce(h1, m));
         *self.words_mut(word) |= bit;
         for i in 1..u64::from(k) {
@@ -560,6 +592,28 @@ impl ClassicBloom {
     pub fn iter_words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
         self.words.iter().map(|w| w.load(Relaxed))
     }
+}
+
+/// The cubic terms `(i³ − i)/6` of [`DoubleHash`] for every probe a classic filter may have.
+const CUBIC: [u64; CLASSIC_MAX_HASHES as usize] = {
+    let mut t = [0u64; CLASSIC_MAX_HASHES as usize];
+    let mut i = 0;
+    while i < t.len() {
+        let j = i as u64;
+        t[i] = (j * j * j - j) / 6;
+        i += 1;
+    }
+    t
+};
+
+/// Probe `i` of `hash` ([`DoubleHash::probe`]; `h2` is [`DoubleHash::second`]`(hash)`), the
+/// cubic term from [`CUBIC`]: with the unrolled loops' constant `i` it folds into the address
+/// arithmetic, where dividing by 6 kept LLVM from unrolling them. `i` is below the filter's
+/// probe count, at most `CLASSIC_MAX_HASHES`.
+#[inline(always)]
+fn probe(hash: u64, h2: u64, i: u64) -> u64 {
+    hash.wrapping_add(i.wrapping_mul(h2))
+        .wrapping_add(CUBIC[i as usize])
 }
 
 /// The word index and the single-bit mask of bit `bit` (no division: both are powers of two).
@@ -765,6 +819,30 @@ mod tests {
                 }
                 assert_eq!(f.words(), reference, "k = {k}, key {i}");
             }
+            // Past `DIRECT_PROBES_MAX_WORDS` the inserts chain their probes: the same bits.
+            let big = (DIRECT_PROBES_MAX_WORDS as u64 + 1) * 64 + 13;
+            let mut g = ClassicBloom::with_bits(big, k, 5).unwrap();
+            let mut set = std::collections::BTreeSet::new();
+            for i in 0..300 {
+                let h = mix64(i);
+                g.insert_hash(h);
+                set.extend(
+                    DoubleHash::new(h)
+                        .take(k as usize)
+                        .map(|p| reduce(p, big as usize)),
+                );
+            }
+            let got: std::collections::BTreeSet<usize> = g
+                .words()
+                .iter()
+                .enumerate()
+                .flat_map(|(w, &word)| {
+                    (0..64)
+                        .filter(move |b| word >> b & 1 == 1)
+                        .map(move |b| w * 64 + b)
+                })
+                .collect();
+            assert_eq!(got, set, "k = {k}, chained probes");
             for i in 0..5_000 {
                 let h = mix64(i);
                 let expected = DoubleHash::new(h).take(k as usize).all(|probe| {
