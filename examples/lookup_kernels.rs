@@ -42,8 +42,10 @@
 //!   answer (about 1 % of the keys take it), as a caller that acts on each answer has it,
 //!   instead of a flag-to-register count.
 //!
-//! Then the same keys inserted one at a time (`crate insert_hash` on a copy of the filter,
-//! the loops in assembly on a copy of its lines): `ours` (the mask with its enable pattern,
+//! Then the same keys inserted: one at a time with `crate insert_hash` and in one batch with
+//! `crate insert_hashes` (which in cache runs the loop of `src/blocked/batch_asm.rs`), both on
+//! a copy of the filter, and with the loops in assembly on a copy of its lines: `ours` (the
+//! mask with its enable pattern,
 //! written as two 256-bit read-modify-writes, as `Line::set` does), without the rotation,
 //! as one 512-bit read-modify-write, with the hash read from memory, and split block's one
 //! 256-bit read-modify-write; then four keys per pass, ours with both the hash from memory and
@@ -648,7 +650,7 @@ mod kernels {
                 probes.iter().filter(|&&h| eight.contains_hash(h)).count() as u64
             });
             println!("{size:>10} {:>24} {ns:>8.3} {count:>9}", "crate, k = 8");
-            // The batched lookup of both (in AVX-512 builds, `src/blocked/lookup_asm.rs`).
+            // The batched lookup of both (in AVX-512 builds, `src/blocked/batch_asm.rs`).
             for (name, f) in [("crate batched", &filter), ("crate batched, k = 8", &eight)] {
                 let (ns, count) = best(&probes, || f.count_contained_hashes(&probes) as u64);
                 println!("{size:>10} {name:>24} {ns:>8.3} {count:>9}");
@@ -694,6 +696,13 @@ mod kernels {
                 0
             });
             println!("{size:>10} {:>24} {ns:>8.3}", "crate insert_hash");
+            // The same keys in one batch (in AVX-512 builds, `src/blocked/batch_asm.rs`).
+            let mut copy = filter.clone();
+            let (ns, _) = best(&probes, || {
+                copy.insert_hashes(&probes);
+                0
+            });
+            println!("{size:>10} {:>24} {ns:>8.3}", "crate insert_hashes");
             let mut lines = filter.lines().to_vec();
             let lines = lines.as_mut_ptr().cast::<u8>();
             let rows: [(&str, Kernel, &Vector, u64); 7] = [

@@ -7,15 +7,15 @@
 //! chosen, and [`crate::model::blocked_fpr`] for its exact FPR model).
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
-//! batched (prefetching) lookups and the rayon bulk insert (`lookup_asm.rs` the batched lookups'
-//! hand-written AVX-512 loops, `partition.rs` the partitioned insert of large batches),
+//! batched (prefetching) lookups and the rayon bulk insert (`batch_asm.rs` the hand-written
+//! AVX-512 loops of the batched lookups and of in-cache batched inserts, `partition.rs` the partitioned insert of large batches),
 //! `atomic.rs` the `&self`-insert variant, `view.rs` the zero-copy view over serialized bytes,
 //! and `setops.rs` union, intersection and the estimates from the fill. The byte layout itself
 //! is `crate::format`'s.
 
 mod atomic;
 mod batch;
-mod lookup_asm;
+mod batch_asm;
 mod pages;
 mod partition;
 mod setops;

@@ -110,7 +110,7 @@ const fn interleaved() -> u32x16 {
     u32x16::new(out)
 }
 
-/// The tables of the hand-written loops of `lookup_asm.rs`, as memory they can address.
+/// The tables of the hand-written loops of `batch_asm.rs`, as memory they can address.
 #[cfg(all(
     target_arch = "x86_64",
     target_feature = "avx512f",

@@ -1,4 +1,4 @@
-//! The batched lookups' loops, hand-written for AVX-512.
+//! The batched lookups' loops and the in-cache batched insert's, hand-written for AVX-512.
 //!
 //! Unless a lookup waits on memory, its instructions set its speed, and two of LLVM's
 //! choices cost us there (measured part by part with `examples/lookup_kernels.rs`): it moves
@@ -12,6 +12,11 @@
 //! two paths key by key. For filters past the cache the loop also prefetches the line of the
 //! key `AHEAD` (256) places ahead, as the portable batched loop does.
 //!
+//! The batched insert into a filter that fits the cache (`BlockedBloom::insert_hashes` up to
+//! 2 MiB) gets the same loop with the first of those fixes: the multiply reads each hash from
+//! memory, then the key's mask goes into its line as two 256-bit read-modify-writes, as
+//! `Line::set` writes it. Past the cache the inserts prefetch and stay portable.
+//!
 //! Three probes: k < 8 (one bit in the words the rotation enables), k = 8 (one bit in every
 //! word: no enable pattern) and k > 8 (a second bit in some words). Only in builds with
 //! AVX-512 and BMI2 (`cfg(target_feature = ...)`; every AVX-512 CPU has
@@ -24,6 +29,13 @@ use super::simd::Line;
 #[inline]
 pub(crate) fn count(lines: &[Line], k: u32, hashes: &[u64], ahead: bool) -> Option<usize> {
     imp::count(lines, k, hashes, ahead)
+}
+
+/// Inserts every one of `hashes` into `lines` with `k` probes (the same bits as one by one),
+/// or returns `false` (and writes nothing) when this path does not apply.
+#[inline]
+pub(crate) fn insert(lines: &mut [Line], k: u32, hashes: &[u64]) -> bool {
+    imp::insert(lines, k, hashes)
 }
 
 /// `out[i]` = whether `hashes[i]` may be in `lines`, for slices of equal length; `false` (and
@@ -46,9 +58,9 @@ pub(crate) fn contains(
 ))]
 mod imp {
     use super::super::batch::AHEAD;
-    use super::super::line_for;
     use super::super::simd::mask_for;
     use super::super::simd::tables::{SALT_LANES, enable_row, enable_row_second};
+    use super::super::{line_for, line_for_mut};
     use super::Line;
     use crate::prefetch::prefetch;
     use std::arch::asm;
@@ -226,18 +238,98 @@ mod imp {
         };
     }
 
+    /// One key's mask into zmm2, for the insert with k < 8: the first bit of each word the
+    /// rotation enables (the enable pattern ANDed in); r8 is its line's byte offset.
+    macro_rules! mask {
+        ($at:literal) => {
+            concat!(
+                products!($at),
+                rotation!(),
+                "shl r8, 6\n",
+                "vpsrlq zmm2, zmm2, 58\n",
+                "vpsllvq zmm2, zmm1, zmm2\n",
+                "vpandq zmm2, zmm2, [{en} + rdx*8]\n",
+            )
+        };
+    }
+
+    /// `mask` for k = 8: a bit in every word, no enable pattern.
+    macro_rules! mask_every_word {
+        ($at:literal) => {
+            concat!(
+                products!($at),
+                "shl r8, 6\n",
+                "vpsrlq zmm2, zmm2, 58\n",
+                "vpsllvq zmm2, zmm1, zmm2\n",
+                "# {en}\n",
+            )
+        };
+    }
+
+    /// `mask` for k > 8: a bit in every word and a second one in the words whose lane of
+    /// `{en2}`'s pattern holds 1, that 1 shifted into place (as `probe_two_bits`).
+    macro_rules! mask_two_bits {
+        ($at:literal) => {
+            concat!(
+                products!($at),
+                rotation!(),
+                "shl r8, 6\n",
+                "vpsrlq zmm4, zmm2, 26\n",
+                "vpsrlq zmm2, zmm2, 58\n",
+                "vpandq zmm4, zmm4, zmm5\n",
+                "vmovdqa64 zmm3, [{en2} + rdx*8]\n",
+                "vpsllvq zmm2, zmm1, zmm2\n",
+                "vpsllvq zmm4, zmm3, zmm4\n",
+                "vporq zmm2, zmm2, zmm4\n",
+                "# {en}\n",
+            )
+        };
+    }
+
+    /// `line |= zmm2` for the line at byte offset r8, as two 256-bit read-modify-writes (as
+    /// `Line::set`).
+    macro_rules! set_line {
+        () => {
+            concat!(
+                "vextracti64x4 ymm3, zmm2, 1\n",
+                "vpor ymm2, ymm2, [{lines} + r8]\n",
+                "vmovdqa [{lines} + r8], ymm2\n",
+                "vpor ymm3, ymm3, [{lines} + r8 + 32]\n",
+                "vmovdqa [{lines} + r8 + 32], ymm3\n",
+            )
+        };
+    }
+
+    /// Four keys' inserts with the mask `$mask`.
+    macro_rules! inserting {
+        ($mask:ident) => {
+            concat!(
+                $mask!("0"),
+                set_line!(),
+                $mask!("8"),
+                set_line!(),
+                $mask!("16"),
+                set_line!(),
+                $mask!("24"),
+                set_line!(),
+            )
+        };
+    }
+
     /// The loop over the hashes from `{i}` to `{end}` (a whole number of iterations, at least
     /// one) with `$body`. What every use's SAFETY rests on: the loop reads the hashes from
     /// `{i}` to `{end}` (with the prefetch, also the hash `AHEAD` places past each, which the
     /// caller keeps inside the slice), the 64-byte aligned salts, and for each hash its line
     /// `lines[(hash * n) >> 64]` (below n = lines.len(); `Line` is 64-byte aligned, as
-    /// `vmovdqa64` needs) and 8 words at offset `(hash >> 29) & 0x38` (at most 56) of the
-    /// 64-word enable rows (64-byte aligned, so those 8 words are too); a prefetch never
-    /// faults. It writes the registers it declares, the flags and, when answering, one byte
-    /// (0 or 1, a valid `bool`) per key to `{out}`, which the caller borrows mutably for that
-    /// many keys. The instructions need AVX-512F and BMI2,
-    /// which this module is compiled for.
-    macro_rules! lookup_loop {
+    /// `vmovdqa64` and `vmovdqa` need) and 8 words at offset `(hash >> 29) & 0x38` (at most
+    /// 56) of the 64-word enable rows (64-byte aligned, so those 8 words are too); a prefetch
+    /// never faults. It writes the registers it declares, the flags and, when answering, one
+    /// byte (0 or 1, a valid `bool`) per key to `{out}`, which the caller borrows mutably for
+    /// that many keys; when inserting, the 64 bytes of each hash's line, which the caller
+    /// borrows mutably with the rest of `lines` (distinct from the hashes it reads, as a `&`
+    /// and a `&mut` are). The instructions need AVX-512F and BMI2, which this module is
+    /// compiled for.
+    macro_rules! batch_loop {
         ($body:expr, $($operands:tt)*) => {
             asm!(
                 "vmovdqa64 zmm0, [{salts}]",
@@ -331,7 +423,7 @@ mod imp {
                 // SAFETY: see `lookup_loop`. The ranges below lie in `hashes`, and the
                 // prefetching one ends AHEAD keys before its end (p.ahead <= len - AHEAD).
                 unsafe {
-                    lookup_loop!(
+                    batch_loop!(
                         counting!($pre, $probe),
                         i = inout(reg) at.add($from) => _,
                         end = in(reg) at.add($to),
@@ -350,6 +442,45 @@ mod imp {
             .filter(|&&h| portable(lines, k, h))
             .count();
         Some(found as usize + tail)
+    }
+
+    pub(super) fn insert(lines: &mut [Line], k: u32, hashes: &[u64]) -> bool {
+        let Some(p) = plan(lines, k, hashes, false) else {
+            return false;
+        };
+        let (at, base) = (hashes.as_ptr(), lines.as_mut_ptr());
+        // Keys `0..p.plain` with the mask `$mask`.
+        macro_rules! insert_keys {
+            ($mask:ident) => {
+                // SAFETY: see `batch_loop`. `0..p.plain` lies in `hashes` and is a whole
+                // number of iterations, at least one (checked below); `base` is `lines`,
+                // borrowed mutably for the call.
+                unsafe {
+                    batch_loop!(
+                        inserting!($mask),
+                        i = inout(reg) at => _,
+                        end = in(reg) at.add(p.plain),
+                        lines = in(reg) base,
+                        n = in(reg) p.n,
+                        en = in(reg) p.en,
+                        en2 = in(reg) p.en2,
+                    )
+                }
+            };
+        }
+        if p.plain > 0 {
+            match k {
+                8 => insert_keys!(mask_every_word),
+                ..8 => insert_keys!(mask),
+                _ => insert_keys!(mask_two_bits),
+            }
+        }
+        for &h in &hashes[p.plain..] {
+            if let Some(line) = line_for_mut(lines, h) {
+                line.set(mask_for(h, k));
+            }
+        }
+        true
     }
 
     pub(super) fn contains(
@@ -374,7 +505,7 @@ mod imp {
                 // same length, checked above), and the prefetching one ends AHEAD keys before
                 // its end (p.ahead <= len - AHEAD).
                 unsafe {
-                    lookup_loop!(
+                    batch_loop!(
                         answering!($pre, $probe),
                         i = inout(reg) at.add($from) => _,
                         end = in(reg) at.add($to),
@@ -405,6 +536,10 @@ mod imp {
 
     pub(super) fn count(_: &[Line], _: u32, _: &[u64], _: bool) -> Option<usize> {
         None
+    }
+
+    pub(super) fn insert(_: &mut [Line], _: u32, _: &[u64]) -> bool {
+        false
     }
 
     pub(super) fn contains(_: &[Line], _: u32, _: &[u64], _: &mut [bool], _: bool) -> bool {
@@ -466,6 +601,51 @@ mod tests {
         }
     }
 
+    /// `lines` after inserting `hashes` one at a time with the portable code.
+    fn inserted_one_by_one(lines: &[Line], k: u32, hashes: &[u64]) -> Vec<Line> {
+        let mut want = lines.to_vec();
+        for &h in hashes {
+            if let Some(line) = super::super::line_for_mut(&mut want, h) {
+                line.set(mask_for(h, k));
+            }
+        }
+        want
+    }
+
+    #[test]
+    fn inserts_set_the_bits_of_one_by_one_inserts() {
+        for n in [1usize, 2, 3, 7, 64, 1000] {
+            for k in 1..=16u32 {
+                // Lines part set (the insert ORs into what is there) and batches of every
+                // remainder by four, one line hit many times (n = 1) and few.
+                for len in [0usize, 1, 3, 4, 5, 8, 31, 255, 1001] {
+                    let lines = random_lines(n, n as u64 ^ 77)
+                        .iter()
+                        .map(|l| Line(l.0.map(|w| w & 0x0f0f_0f0f)))
+                        .collect::<Vec<Line>>();
+                    let hashes: Vec<u64> = (0..len as u64)
+                        .map(|i| mix64(i ^ (k as u64) << 44))
+                        .collect();
+                    let want = inserted_one_by_one(&lines, k, &hashes);
+                    let mut got = lines.clone();
+                    if insert(&mut got, k, &hashes) {
+                        assert_eq!(got, want, "n {n} k {k} len {len}");
+                    } else {
+                        assert_eq!(got, lines, "nothing written when the path does not apply");
+                    }
+                    let applies = cfg!(all(
+                        target_arch = "x86_64",
+                        target_feature = "avx512f",
+                        target_feature = "bmi2"
+                    ));
+                    assert_eq!(insert(&mut lines.clone(), k, &hashes), applies);
+                }
+            }
+        }
+        assert!(!insert(&mut [], 6, &[1, 2, 3, 4]));
+        assert!(!insert(&mut random_lines(3, 1), 0, &[1, 2, 3, 4]));
+    }
+
     #[test]
     fn extreme_hashes_stay_in_their_lines() {
         let lines = random_lines(5, 9);
@@ -489,6 +669,10 @@ mod tests {
                 if contains(&lines, k, &hashes, &mut got, ahead) {
                     assert_eq!(&got[..], &want[..], "k {k}");
                 }
+            }
+            let mut got = lines.clone();
+            if insert(&mut got, k, &hashes) {
+                assert_eq!(got, inserted_one_by_one(&lines, k, &hashes), "k {k}");
             }
         }
     }
