@@ -136,12 +136,11 @@ mod imp {
         };
     }
 
-    /// `probe` for k > 8: a bit in every word (as k = 8) and a second one in the words whose
-    /// lane of `{en2}`'s pattern holds 1, that 1 shifted into place (a 0 stays 0), at the top 6
-    /// bits of each lane's low half (zmm5 holds 63 in each lane); the missing bits are
-    /// `(first | second) & !line` (one `vpternlogq` with the line from memory), none in a lane
-    /// setting its bit of k1, all eight `kortestb`'s carry.
-    macro_rules! probe_two_bits {
+    /// For k > 8, the key's two bits per word: zmm2 a bit in every word (as k = 8), zmm4 a
+    /// second one in the words whose lane of `{en2}`'s pattern holds 1, that 1 shifted into
+    /// place (a 0 stays 0), at the top 6 bits of each lane's low half (zmm5 holds 63 in each
+    /// lane); r8 is the line's byte offset.
+    macro_rules! two_bits {
         ($at:literal) => {
             concat!(
                 products!($at),
@@ -153,6 +152,17 @@ mod imp {
                 "vmovdqa64 zmm3, [{en2} + rdx*8]\n",
                 "vpsllvq zmm2, zmm1, zmm2\n",
                 "vpsllvq zmm4, zmm3, zmm4\n",
+            )
+        };
+    }
+
+    /// `probe` for k > 8 ([`two_bits`]): the missing bits are `(first | second) & !line` (one
+    /// `vpternlogq` with the line from memory), none in a lane setting its bit of k1, all
+    /// eight `kortestb`'s carry.
+    macro_rules! probe_two_bits {
+        ($at:literal) => {
+            concat!(
+                two_bits!($at),
                 "vpternlogq zmm4, zmm2, [{lines} + r8], 0x54\n",
                 "vptestnmq k1, zmm4, zmm4\n",
                 "kortestb k1, k1\n",
@@ -266,23 +276,10 @@ mod imp {
         };
     }
 
-    /// `mask` for k > 8: a bit in every word and a second one in the words whose lane of
-    /// `{en2}`'s pattern holds 1, that 1 shifted into place (as `probe_two_bits`).
+    /// `mask` for k > 8: both bits of each word ([`two_bits`]) in zmm2.
     macro_rules! mask_two_bits {
         ($at:literal) => {
-            concat!(
-                products!($at),
-                rotation!(),
-                "shl r8, 6\n",
-                "vpsrlq zmm4, zmm2, 26\n",
-                "vpsrlq zmm2, zmm2, 58\n",
-                "vpandq zmm4, zmm4, zmm5\n",
-                "vmovdqa64 zmm3, [{en2} + rdx*8]\n",
-                "vpsllvq zmm2, zmm1, zmm2\n",
-                "vpsllvq zmm4, zmm3, zmm4\n",
-                "vporq zmm2, zmm2, zmm4\n",
-                "# {en}\n",
-            )
+            concat!(two_bits!($at), "vporq zmm2, zmm2, zmm4\n", "# {en}\n",)
         };
     }
 
@@ -420,7 +417,7 @@ mod imp {
         // Keys `$from..$to` with the prefetch `$pre` and the probe `$probe`.
         macro_rules! count_keys {
             ($pre:ident, $probe:ident, $from:expr, $to:expr) => {
-                // SAFETY: see `lookup_loop`. The ranges below lie in `hashes`, and the
+                // SAFETY: see `batch_loop`. The ranges below lie in `hashes`, and the
                 // prefetching one ends AHEAD keys before its end (p.ahead <= len - AHEAD).
                 unsafe {
                     batch_loop!(
@@ -501,7 +498,7 @@ mod imp {
         // the same range of `out`.
         macro_rules! answer_keys {
             ($pre:ident, $probe:ident, $from:expr, $to:expr) => {
-                // SAFETY: see `lookup_loop`. The ranges below lie in `hashes` and `out` (of the
+                // SAFETY: see `batch_loop`. The ranges below lie in `hashes` and `out` (of the
                 // same length, checked above), and the prefetching one ends AHEAD keys before
                 // its end (p.ahead <= len - AHEAD).
                 unsafe {
