@@ -872,7 +872,7 @@ fn matches<const F: u32>(bucket: u64, fp: u64) -> u64 {
 /// loads. For 8- and 16-bit fingerprints both buckets go side by side into one 128-bit vector,
 /// compared lane by lane with the fingerprint in one instruction (lanes past the two buckets are
 /// 0, which no fingerprint equals). 12-bit slots do not fall on lane boundaries: both buckets
-/// go into the two 64-bit lanes of one vector for the SWAR test ([`matches`], on both at once).
+/// go into the two 64-bit lanes of one vector for the SWAR test ([`matches()`], on both at once).
 /// The loads skip the bounds checks (six instructions per lookup). On a 100 MiB table, one at
 /// a time, 8-bit: two scalar SWAR tests 29-30 ns per lookup, the vector test 23-24, without
 /// the bounds checks 19-20. 12-bit at 50 M keys: 34-36 ns with two scalar SWAR tests, 21-22
@@ -926,7 +926,7 @@ unsafe fn load_unchecked<const F: u32>(t: &[u8], b: usize) -> u64 {
     }
 }
 
-/// The slot whose top bit is the lowest set bit of a non-zero [`matches`] result.
+/// The slot whose top bit is the lowest set bit of a non-zero [`matches()`] result.
 #[inline(always)]
 fn first_slot<const F: u32>(found: u64) -> u32 {
     found.trailing_zeros() / F

@@ -156,7 +156,7 @@ mod imp {
         };
     }
 
-    /// `probe` for k > 8 ([`two_bits`]): the missing bits are `(first | second) & !line` (one
+    /// `probe` for k > 8 (`two_bits`): the missing bits are `(first | second) & !line` (one
     /// `vpternlogq` with the line from memory), none in a lane setting its bit of k1, all
     /// eight `kortestb`'s carry.
     macro_rules! probe_two_bits {
@@ -276,7 +276,7 @@ mod imp {
         };
     }
 
-    /// `mask` for k > 8: both bits of each word ([`two_bits`]) in zmm2.
+    /// `mask` for k > 8: both bits of each word (`two_bits`) in zmm2.
     macro_rules! mask_two_bits {
         ($at:literal) => {
             concat!(two_bits!($at), "vporq zmm2, zmm2, zmm4\n", "# {en}\n",)
