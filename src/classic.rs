@@ -606,10 +606,11 @@ const CUBIC: [u64; CLASSIC_MAX_HASHES as usize] = {
     t
 };
 
-/// Probe `i` of `hash` ([`DoubleHash::probe`]; `h2` is [`DoubleHash::second`]`(hash)`), the
-/// cubic term from [`CUBIC`]: with the unrolled loops' constant `i` it folds into the address
-/// arithmetic, where dividing by 6 kept LLVM from unrolling them. `i` is below the filter's
-/// probe count, at most `CLASSIC_MAX_HASHES`.
+/// Probe `i` of `hash` directly, `h2` being [`DoubleHash::second`]`(hash)`: the value the
+/// [`DoubleHash`] iterator yields `i`-th, `hash + i·h2 + (i³ − i)/6`, with the cubic term from
+/// [`CUBIC`]: with the unrolled loops' constant `i` it folds into the address arithmetic, where
+/// dividing by 6 kept LLVM from unrolling them. `i` is below the filter's probe count, at most
+/// `CLASSIC_MAX_HASHES`.
 #[inline(always)]
 fn probe(hash: u64, h2: u64, i: u64) -> u64 {
     hash.wrapping_add(i.wrapping_mul(h2))
@@ -850,6 +851,16 @@ mod tests {
                     reference[word] & bit != 0
                 });
                 assert_eq!(f.contains_hash(h), expected, "k = {k}, key {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn probe_is_the_iterators_value() {
+        for h in [0u64, 1, 0x1234_5678_9abc_def0, u64::MAX] {
+            let h2 = DoubleHash::second(h);
+            for (i, p) in DoubleHash::new(h).take(40).enumerate() {
+                assert_eq!(probe(h, h2, i as u64), p, "h={h:x} i={i}");
             }
         }
     }

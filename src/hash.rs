@@ -168,23 +168,12 @@ impl DoubleHash {
     }
 
     /// From probe `i − 1`'s `(h1, h2)` to probe `i`'s (`i` from 1): `h1 + h2` and `h2 + i`, so
-    /// that probe `i` is `hash + i·h2 + (i³ − i)/6` (the iterator's step).
+    /// that probe `i` is `hash + i·h2 + (i³ − i)/6`. The classic filter's lookups (and its
+    /// inserts past the cache) unroll the sequence with it, so that the first probe needs no
+    /// second hash.
     #[inline(always)]
     pub const fn step(h1: u64, h2: u64, i: u64) -> (u64, u64) {
         (h1.wrapping_add(h2), h2.wrapping_add(i))
-    }
-
-    /// Probe `i` of `hash` directly, `h2` being [`second`](Self::second)`(hash)`:
-    /// `hash + i·h2 + (i³ − i)/6`, the value the iterator yields `i`-th. The classic filter's
-    /// scalar paths unroll their probes with it for a constant `i`, where the product and the
-    /// cubic term fold into one or two address computations: every probe's position then
-    /// depends on the hash alone, not on the probe before it, so the memory accesses of one
-    /// key can all start together (with [`step`](Self::step), probe `i` waited on `i` chained
-    /// additions of two cycles each).
-    #[inline(always)]
-    pub const fn probe(hash: u64, h2: u64, i: u64) -> u64 {
-        let cubic = i.wrapping_mul(i).wrapping_mul(i).wrapping_sub(i) / 6;
-        hash.wrapping_add(i.wrapping_mul(h2)).wrapping_add(cubic)
     }
 }
 
@@ -249,16 +238,6 @@ mod tests {
         for n in [1usize, 2, 3, 1000, usize::MAX] {
             for h in [0u64, 1, u64::MAX / 2, u64::MAX] {
                 assert!(reduce(h, n) < n);
-            }
-        }
-    }
-
-    #[test]
-    fn probe_is_the_iterators_value() {
-        for h in [0u64, 1, 0x1234_5678_9abc_def0, u64::MAX] {
-            let h2 = DoubleHash::second(h);
-            for (i, p) in DoubleHash::new(h).take(40).enumerate() {
-                assert_eq!(DoubleHash::probe(h, h2, i as u64), p, "h={h:x} i={i}");
             }
         }
     }
