@@ -314,7 +314,9 @@ mod imp {
     }
 
     /// The loop over the hashes from `{i}` to `{end}` (a whole number of iterations, at least
-    /// one) with `$body`. What every use's SAFETY rests on: the loop reads the hashes from
+    /// one) with `$body`, over the lines at `$lines` (the plan's, or for inserts a pointer from
+    /// the `&mut` slice the plan was made of), with the line count and enable rows of `$plan`.
+    /// What every use's SAFETY rests on: the loop reads the hashes from
     /// `{i}` to `{end}` (with the prefetch, also the hash `AHEAD` places past each, which the
     /// caller keeps inside the slice), the 64-byte aligned salts, and for each hash its line
     /// `lines[(hash * n) >> 64]` (below n = lines.len(); `Line` is 64-byte aligned, as
@@ -327,7 +329,7 @@ mod imp {
     /// and a `&mut` are). The instructions need AVX-512F and BMI2, which this module is
     /// compiled for.
     macro_rules! batch_loop {
-        ($body:expr, $($operands:tt)*) => {
+        ($body:expr, $lines:expr, $plan:expr, $($operands:tt)*) => {
             asm!(
                 "vmovdqa64 zmm0, [{salts}]",
                 "mov {one:e}, 1",
@@ -342,6 +344,10 @@ mod imp {
                 "cmp {i}, {end}",
                 "jne 2b",
                 $($operands)*
+                lines = in(reg) $lines,
+                n = in(reg) $plan.n,
+                en = in(reg) $plan.en,
+                en2 = in(reg) $plan.en2,
                 salts = in(reg) SALT_LANES.0.as_ptr(),
                 one = out(reg) _,
                 out("rdx") _, out("r8") _, out("r9") _,
@@ -422,12 +428,10 @@ mod imp {
                 unsafe {
                     batch_loop!(
                         counting!($pre, $probe),
+                        p.lines,
+                        p,
                         i = inout(reg) at.add($from) => _,
                         end = in(reg) at.add($to),
-                        lines = in(reg) p.lines,
-                        n = in(reg) p.n,
-                        en = in(reg) p.en,
-                        en2 = in(reg) p.en2,
                         found = inout(reg) found,
                     )
                 }
@@ -455,12 +459,10 @@ mod imp {
                 unsafe {
                     batch_loop!(
                         inserting!($mask),
+                        base,
+                        p,
                         i = inout(reg) at => _,
                         end = in(reg) at.add(p.plain),
-                        lines = in(reg) base,
-                        n = in(reg) p.n,
-                        en = in(reg) p.en,
-                        en2 = in(reg) p.en2,
                     )
                 }
             };
@@ -504,13 +506,11 @@ mod imp {
                 unsafe {
                     batch_loop!(
                         answering!($pre, $probe),
+                        p.lines,
+                        p,
                         i = inout(reg) at.add($from) => _,
                         end = in(reg) at.add($to),
                         out = inout(reg) to.add($from) => _,
-                        lines = in(reg) p.lines,
-                        n = in(reg) p.n,
-                        en = in(reg) p.en,
-                        en2 = in(reg) p.en2,
                     )
                 }
             };
