@@ -177,6 +177,19 @@ mod kernels {
             "vpmulld zmm2, zmm0, dword ptr [{i}]{{1to16}}\n"
         };
     }
+    /// `locate` and `products_from_memory` for the hash `$at` bytes past `{i}` (the loops that
+    /// take four keys per pass).
+    macro_rules! locate_and_products_at {
+        ($at:literal) => {
+            concat!(
+                "mov rdx, [{i} + ",
+                $at,
+                "]\nmulx r8, r9, {n}\nvpmulld zmm2, zmm0, dword ptr [{i} + ",
+                $at,
+                "]{{1to16}}\n",
+            )
+        };
+    }
     /// The rotation's offset into the enable table, `(hash >> 29) & 0x38`.
     macro_rules! rotation {
         () => {
@@ -368,11 +381,7 @@ mod kernels {
     macro_rules! both_at {
         ($at:literal, $count:expr) => {
             concat!(
-                "mov rdx, [{i} + ",
-                $at,
-                "]\nmulx r8, r9, {n}\nvpmulld zmm2, zmm0, dword ptr [{i} + ",
-                $at,
-                "]{{1to16}}\n",
+                locate_and_products_at!($at),
                 rotation!(),
                 line_and_bits!(),
                 "vpandnd zmm3, zmm3, [{en} + rdx*8]\nvptestnmd k1, zmm3, zmm2\nkortestw k1, k1\n",
@@ -492,11 +501,7 @@ mod kernels {
     macro_rules! insert_both_at {
         ($at:literal) => {
             concat!(
-                "mov rdx, [{i} + ",
-                $at,
-                "]\nmulx r8, r9, {n}\nvpmulld zmm2, zmm0, dword ptr [{i} + ",
-                $at,
-                "]{{1to16}}\n",
+                locate_and_products_at!($at),
                 rotation!(),
                 enabled_bits!(),
                 "vpord zmm2, zmm2, [{lines} + r8]\nvmovdqa64 [{lines} + r8], zmm2\n"
@@ -708,7 +713,7 @@ mod kernels {
             let rows: [(&str, Kernel, &Vector, u64); 7] = [
                 ("insert: 4 per pass", insert_both_x4, &salts, 1),
                 (
-                    "insert: split, 4 per pass",
+                    "split insert, 4 per pass",
                     insert_split_block_x4,
                     &split_salts,
                     2,
