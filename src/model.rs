@@ -191,6 +191,50 @@ pub fn blocked_bits_per_key(fpr: f64) -> Result<f64> {
     Ok(hi)
 }
 
+/// FPR of a blocked Bloom filter whose keys each set `hashes` *distinct* bits, chosen uniformly
+/// at random, inside one block of `block_bits` bits (the block uniform among the filter's),
+/// at `bits_per_key` bits per key. The layout-free best case for a given block width: any
+/// scheme that builds its mask faster (one bit per word, split block, this crate's rotation)
+/// constrains where the bits may go and can only do as well or worse, as the tests check for
+/// the ones this crate models.
+///
+/// Keys per block are Poisson with mean `λ = B / c` (as in [`blocked_fpr`]); a query's k bits
+/// all set is, by inclusion-exclusion over the `s` of them that no key hits,
+/// `Σ_s (-1)^s C(k, s) e^{-λ (1 - C(B - s, k) / C(B, k))}`. `hashes` is clamped to
+/// `1..=block_bits` (and to at most 64) and `block_bits` to at least 1.
+///
+/// This is what decides which widths can meet an FPR: at 10 bits per key the best 256-bit block
+/// gives 1.070 % (k = 6), so no layout that keeps a key's bits in 32 bytes reaches 1 %, while
+/// 512-bit blocks give 0.955 % (k = 6); see [`block_optimal_hashes`].
+pub fn block_fpr(block_bits: u32, bits_per_key: f64, hashes: u32) -> f64 {
+    let b = block_bits.max(1) as usize;
+    let k = (hashes as usize).clamp(1, b.min(64));
+    let lambda = b as f64 / bits_per_key;
+    // C(B - s, k) / C(B, k) = Π_{i < k} (B - s - i) / (B - i): the chance one key misses s
+    // given bits.
+    let missed = |s: usize| -> f64 {
+        (0..k)
+            .map(|i| (b as f64 - s as f64 - i as f64).max(0.0) / (b - i) as f64)
+            .product()
+    };
+    let sum: f64 = (0..=k)
+        .map(|s| {
+            let sign = if s % 2 == 0 { 1.0 } else { -1.0 };
+            sign * binomial(k, s) * (-lambda * (1.0 - missed(s))).exp()
+        })
+        .sum();
+    sum.clamp(0.0, 1.0)
+}
+
+/// The k (1..=32) that minimises [`block_fpr`] for `block_bits`-bit blocks at `bits_per_key`,
+/// with that FPR.
+pub fn block_optimal_hashes(block_bits: u32, bits_per_key: f64) -> (u32, f64) {
+    (1..=32u32.min(block_bits.max(1)))
+        .map(|k| (k, block_fpr(block_bits, bits_per_key, k)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((1, 1.0))
+}
+
 /// FPR of a cuckoo filter with `fingerprint_bits`-bit fingerprints, `slots` slots per bucket and
 /// load factor `load` (Fan et al., "Cuckoo filter: practically better than Bloom", 2014): a
 /// lookup compares against the `2 * slots * load` occupied slots of its two buckets, each a false
@@ -251,6 +295,36 @@ mod tests {
                 .min_by(|&a, &b| blocked_fpr(c, a).total_cmp(&blocked_fpr(c, b)))
                 .unwrap();
             assert_eq!(blocked_optimal_hashes(c), global, "c={c}");
+        }
+    }
+
+    #[test]
+    fn block_known_values() {
+        // Values from an independent evaluation of the same formula (Python): 10 bits/key,
+        // 256-bit blocks k = 6: 1.0696 %, 512-bit blocks k = 6: 0.9550 %, k = 7: 0.9597 %.
+        assert!(close(block_fpr(256, 10.0, 6), 0.010_696, 0.001));
+        assert!(close(block_fpr(512, 10.0, 6), 0.009_550, 0.001));
+        assert!(close(block_fpr(512, 10.0, 7), 0.009_597, 0.001));
+        // The bound behind target 1 (README): no 32-byte block reaches 1 % at 10 bits/key.
+        let (k, best) = block_optimal_hashes(256, 10.0);
+        assert_eq!(k, 6);
+        assert!(best > 0.0105, "best 256-bit block {best}");
+        // The free placement bounds the constrained ones: the rotated scheme of this crate's
+        // 512-bit lines, and the classic filter (one block the size of the array).
+        for c in [6.0, 8.0, 10.0, 12.0, 16.0] {
+            let free = block_optimal_hashes(512, c).1;
+            assert!(
+                free <= blocked_fpr(c, blocked_optimal_hashes(c)) * 1.0001,
+                "c={c}"
+            );
+            assert!(free >= classic_fpr(c, classic_optimal_hashes(c)), "c={c}");
+            // Wider blocks never do worse.
+            assert!(block_optimal_hashes(256, c).1 > free, "c={c}");
+        }
+        // Degenerate arguments stay finite and in range.
+        for (b, c, k) in [(0, 10.0, 6), (1, 10.0, 6), (8, 10.0, 100), (256, 0.5, 0)] {
+            let p = block_fpr(b, c, k);
+            assert!((0.0..=1.0).contains(&p), "{b} {c} {k}: {p}");
         }
     }
 
