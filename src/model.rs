@@ -201,14 +201,15 @@ pub fn blocked_bits_per_key(fpr: f64) -> Result<f64> {
 /// Keys per block are Poisson with mean `λ = B / c` (as in [`blocked_fpr`]); a query's k bits
 /// all set is, by inclusion-exclusion over the `s` of them that no key hits,
 /// `Σ_s (-1)^s C(k, s) e^{-λ (1 - C(B - s, k) / C(B, k))}`. `hashes` is clamped to
-/// `1..=block_bits` (and to at most 64) and `block_bits` to at least 1.
+/// `1..=16` (and to `block_bits`), where the sum's cancellation costs at most `C(16, 8)` times
+/// the rounding error (results good to about 1e-12); `block_bits` to at least 1.
 ///
 /// This is what decides which widths can meet an FPR: at 10 bits per key the best 256-bit block
 /// gives 1.070 % (k = 6), so no layout that keeps a key's bits in 32 bytes reaches 1 %, while
 /// 512-bit blocks give 0.955 % (k = 6); see [`block_optimal_hashes`].
 pub fn block_fpr(block_bits: u32, bits_per_key: f64, hashes: u32) -> f64 {
     let b = block_bits.max(1) as usize;
-    let k = (hashes as usize).clamp(1, b.min(64));
+    let k = (hashes as usize).clamp(1, b.min(MAX_FREE_HASHES as usize));
     let lambda = b as f64 / bits_per_key;
     // C(B - s, k) / C(B, k) = Π_{i < k} (B - s - i) / (B - i): the chance one key misses s
     // given bits.
@@ -226,10 +227,13 @@ pub fn block_fpr(block_bits: u32, bits_per_key: f64, hashes: u32) -> f64 {
     sum.clamp(0.0, 1.0)
 }
 
-/// The k (1..=32) that minimises [`block_fpr`] for `block_bits`-bit blocks at `bits_per_key`,
+/// The most probes [`block_fpr`] models.
+pub const MAX_FREE_HASHES: u32 = 16;
+
+/// The k (1..=16) that minimises [`block_fpr`] for `block_bits`-bit blocks at `bits_per_key`,
 /// with that FPR.
 pub fn block_optimal_hashes(block_bits: u32, bits_per_key: f64) -> (u32, f64) {
-    (1..=32u32.min(block_bits.max(1)))
+    (1..=MAX_FREE_HASHES.min(block_bits.max(1)))
         .map(|k| (k, block_fpr(block_bits, bits_per_key, k)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .unwrap_or((1, 1.0))
@@ -322,7 +326,13 @@ mod tests {
             assert!(block_optimal_hashes(256, c).1 > free, "c={c}");
         }
         // Degenerate arguments stay finite and in range.
-        for (b, c, k) in [(0, 10.0, 6), (1, 10.0, 6), (8, 10.0, 100), (256, 0.5, 0)] {
+        for (b, c, k) in [
+            (0, 10.0, 6),
+            (1, 10.0, 6),
+            (8, 10.0, 100),
+            (256, 0.5, 0),
+            (512, 128.0, 99),
+        ] {
             let p = block_fpr(b, c, k);
             assert!((0.0..=1.0).contains(&p), "{b} {c} {k}: {p}");
         }
