@@ -36,7 +36,13 @@ fn main() {
     );
     for block_bits in [256, 512] {
         for k in 4..=9 {
-            let measured = free_block_fpr(block_bits, bits_per_key, k, KEYS, PROBES, SEED);
+            let measured = match free_block_fpr(block_bits, bits_per_key, k, KEYS, PROBES, SEED) {
+                Ok(fpr) => fpr,
+                Err(e) => {
+                    eprintln!("block_width: {e}");
+                    std::process::exit(2);
+                }
+            };
             let model = block_fpr(block_bits, bits_per_key, k);
             println!(
                 "{block_bits:>6} {k:>3} {:>9.3}% {:>9.3}%",

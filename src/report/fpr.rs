@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::sweep::fpr_row;
-use crate::error::Result;
+use crate::error::{Error, Result, units_for};
 use crate::filter::{Filter, FilterKind, Sizing};
 use crate::format::AnyFilter;
 use crate::hash::mix64;
@@ -12,8 +12,9 @@ use crate::hash::mix64;
 /// keys sets `hashes` distinct bits chosen at random in one of the filter's `block_bits`-bit
 /// blocks (`bits_per_key` bits per key in all), then `probes` never-inserted keys are tested.
 /// The layout [`crate::model::block_fpr`] models: no filter of that block width does better,
-/// so measuring it shows what a width allows (`examples/block_width.rs`). `block_bits` must be
-/// a multiple of 64 and `hashes` at most `block_bits`; a slow loop, for a few million probes.
+/// so measuring it shows what a width allows (`examples/block_width.rs`). An error unless
+/// `block_bits` is a positive multiple of 64 and `hashes` in `1..=block_bits`, or when the
+/// keys and bits per key are out of the filters' ranges; a slow loop, for a few million probes.
 pub fn free_block_fpr(
     block_bits: u32,
     bits_per_key: f64,
@@ -21,12 +22,24 @@ pub fn free_block_fpr(
     keys: u64,
     probes: u64,
     seed: u64,
-) -> f64 {
-    let words = (block_bits as usize / 64).max(1);
-    let k = (hashes as usize).clamp(1, words * 64);
-    let blocks = ((keys as f64 * bits_per_key) / (words * 64) as f64)
-        .ceil()
-        .max(1.0) as usize;
+) -> Result<f64> {
+    if block_bits == 0 || !block_bits.is_multiple_of(64) {
+        return Err(Error::InvalidParameter {
+            name: "block bits",
+            value: block_bits.to_string(),
+            allowed: "a positive multiple of 64",
+        });
+    }
+    if hashes == 0 || hashes > block_bits {
+        return Err(Error::InvalidParameter {
+            name: "number of hashes",
+            value: hashes.to_string(),
+            allowed: "1 up to the block's bits",
+        });
+    }
+    let words = block_bits as usize / 64;
+    let k = hashes as usize;
+    let blocks = units_for(keys, bits_per_key, u64::from(block_bits))?;
     let mut bits = vec![0u64; blocks * words];
     // The block and the k distinct bits of the key with hash `h`: the block by multiply-shift,
     // each bit from a fresh remix of a counter (redrawn when it repeats).
@@ -58,7 +71,7 @@ pub fn free_block_fpr(
                 .all(|&p| bits[base + p / 64] & (1 << (p % 64)) != 0)
         })
         .count();
-    found as f64 / probes.max(1) as f64
+    Ok(found as f64 / probes.max(1) as f64)
 }
 
 /// What `linebloom fpr` asks for.
@@ -132,17 +145,23 @@ mod tests {
     /// target 1 argument uses (fixed seed; about 1 % spread between seeds, the bound is 6 %).
     #[test]
     fn free_blocks_measure_as_modelled() {
+        let measure = |block_bits, k| free_block_fpr(block_bits, 10.0, k, 200_000, 2_000_000, 7);
+        let mut measured = Vec::new();
         for (block_bits, k) in [(256, 6), (512, 6), (512, 8)] {
-            let measured = free_block_fpr(block_bits, 10.0, k, 200_000, 2_000_000, 7);
+            let fpr = measure(block_bits, k).unwrap();
             let model = block_fpr(block_bits, 10.0, k);
-            let off = (measured - model).abs() / model;
-            assert!(
-                off < 0.06,
-                "{block_bits} bits, k={k}: {measured} vs {model}"
-            );
+            let off = (fpr - model).abs() / model;
+            assert!(off < 0.06, "{block_bits} bits, k={k}: {fpr} vs {model}");
+            measured.push(fpr);
         }
         // 32 bytes cannot reach 1 % at 10 bits/key; 64 can.
-        assert!(free_block_fpr(256, 10.0, 6, 200_000, 2_000_000, 7) > 0.0101);
-        assert!(free_block_fpr(512, 10.0, 6, 200_000, 2_000_000, 7) < 0.0099);
+        assert!(measured[0] > 0.0101);
+        assert!(measured[1] < 0.0099);
+        // Shapes the simulation cannot build are errors.
+        for (block_bits, k) in [(0, 6), (100, 6), (256, 0), (256, 257)] {
+            assert!(measure(block_bits, k).is_err(), "{block_bits} bits, k={k}");
+        }
+        assert!(free_block_fpr(256, f64::NAN, 6, 1000, 10, 7).is_err());
+        assert!(free_block_fpr(256, 10.0, 6, 0, 10, 7).is_err());
     }
 }
