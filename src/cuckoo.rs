@@ -93,7 +93,7 @@ use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, un
 use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::{DEFAULT_SEED, Key, mix64, reduce};
 use crate::model;
-use crate::prefetch::{prefetch, prefetch_ahead};
+use crate::prefetch::{Level, NEAR, prefetch_ahead, prefetch_to};
 use wide::{u8x16, u16x8, u32x4, u64x2};
 
 /// Fingerprint slots per bucket.
@@ -121,8 +121,12 @@ pub const MAX_KICKS: usize = 500;
 /// --filters cuckoo --threads 1`, one run each, Zen 5), batched lookups took 9.5/9.1 ns
 /// (hit/miss) at 32 ahead, 7.4/7.4 at 64, 7.8/7.7 at 128 and 8.4/8.4 at 256, against 21.0/21.2
 /// for groups of 16. (A first try, keeping the computed buckets in a ring rather than
-/// computing them twice, ran at 44 ns.)
-const AHEAD: usize = 64;
+/// computing them twice, ran at 44 ns.) Since the hints go into L2 (`prefetch.rs`), 128 is
+/// the best: 6.7-6.9 ns against 7.1-7.2 at 64 (`--items 100000000 --filters cuckoo`, two
+/// alternating runs, Zen 4, 2026-11-24). Both buckets also hinted into L1 8 keys before the
+/// test, as the blocked filter's lines are, cost more than they gave (8.4-8.6 ns at 64): a
+/// cuckoo lookup computes its buckets again for each hint.
+const AHEAD: usize = 128;
 
 /// Tables up to this size take the plain one-at-a-time loop: with the vector test (see
 /// [`in_either`]) the core keeps enough lookups in flight there by itself. Batched lookups
@@ -544,19 +548,19 @@ impl CuckooFilter {
         let stride = bucket_bytes(F);
         if t.len() > AHEAD_FROM_BYTES {
             let mut out = out.iter_mut();
-            prefetch_ahead(hashes, AHEAD, |ahead, now| {
-                if let Some(h) = ahead {
+            prefetch_ahead(hashes, AHEAD, NEAR, |to_l2, _, now| {
+                if let Some(h) = to_l2 {
                     let (i1, _, i2) = self.candidates::<F>(h);
-                    prefetch(&t[i1 * stride]);
-                    prefetch(&t[i2 * stride]);
+                    prefetch_to(Level::L2, &t[i1 * stride]);
+                    prefetch_to(Level::L2, &t[i2 * stride]);
                     if F == 12 {
                         // A 12-bit bucket is read with one 8-byte load, which crosses into the
                         // next line for 3 in 32 buckets: without these two prefetches that
                         // line was a demand miss for about one lookup in five, and batched
                         // lookups took 20-22 ns at 50 M keys against 5.7-6.2 with 16-bit
                         // buckets. The padding keeps `+ 7` inside the table.
-                        prefetch(&t[i1 * stride + 7]);
-                        prefetch(&t[i2 * stride + 7]);
+                        prefetch_to(Level::L2, &t[i1 * stride + 7]);
+                        prefetch_to(Level::L2, &t[i2 * stride + 7]);
                     }
                 }
                 if let Some(h) = now

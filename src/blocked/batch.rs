@@ -2,8 +2,9 @@
 //!
 //! A lookup in a filter far larger than the last-level cache is one cache miss; the scalar path
 //! waits for each miss in turn, as many at once as the out-of-order window holds lookups. The
-//! batched paths prefetch the line of the key [`AHEAD`] places ahead before testing each key,
-//! so that many misses are in flight whatever a lookup costs in instructions; on filters of up
+//! batched paths prefetch the line of the key [`AHEAD`] places ahead (into L2, and into L1 a
+//! few keys before its use) before testing each key, so that many misses are in flight
+//! whatever a lookup costs in instructions; on filters of up
 //! to [`CACHED_BYTES`] they run the plain loop, which is faster there. Lookups in AVX-512
 //! builds run the hand-written loops of `batch_asm.rs` instead, prefetching likewise, and so
 //! do inserts into filters of up to [`CACHED_BYTES`].
@@ -12,7 +13,7 @@
 //! the result is bit-identical to inserting the same hashes one by one. Large batches into
 //! large filters go through `partition.rs` instead (sorted by range of lines first).
 
-use crate::prefetch::{prefetch, prefetch_ahead, prefetch_stream, prefetch_walk};
+use crate::prefetch::{Level, NEAR, prefetch_ahead, prefetch_stream, prefetch_to, prefetch_walk};
 use rayon::prelude::*;
 
 use super::simd::{Line, mask_for};
@@ -20,12 +21,16 @@ use super::{BlockedBloom, line_for, line_index};
 use super::{batch_asm, partition};
 use crate::error::{Error, Result};
 
-/// How many keys ahead the batched paths prefetch: the misses they keep in flight. Measured on
-/// a 119 MiB filter (`linebloom report --items 100000000 --filters blocked`, one run per value,
-/// Zen 5): batched miss lookups 10.0 ns at 8, 5.5 at 32, 3.9 at 64, 2.8-3.1 at 128, 2.8 at 256,
-/// against 10.8 for the plain loop. A prefetch retires without waiting for its line, so the
-/// misses in flight are no longer bounded by how many lookups the out-of-order window holds;
-/// 256 lines are 16 KiB, well inside L1.
+/// How many keys ahead the batched paths prefetch into L2: the misses they keep in flight; each
+/// line also comes up into L1 [`NEAR`] keys before its use (`prefetch.rs`). Measured on a
+/// 119 MiB filter (`linebloom report --items 100000000 --filters blocked`, one run per value,
+/// Zen 5, then with every hint into L1): batched miss lookups 10.0 ns at 8, 5.5 at 32, 3.9 at
+/// 64, 2.8-3.1 at 128, 2.8 at 256, against 10.8 for the plain loop. A prefetch retires
+/// without waiting for its line, so the misses in flight are no longer bounded by how many
+/// lookups the out-of-order window holds. With the hints into L2 (Zen 4, 2026-11-24, a
+/// throwaway loop over the crate's `count_contained_hashes` at 100 M keys, three rounds
+/// each, [`NEAR`] 8): 4.2-4.3 ns at 256 with the memory probe at 4.5-4.6; in noisier runs
+/// 4.5-5.4 at 128 and 4.4-5.3 at 512, the probe at 4.6-5.6.
 pub(crate) const AHEAD: usize = 256;
 
 /// Hashes a bulk-insert task holds before inserting them (32 KiB on its stack).
@@ -274,9 +279,12 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
         hashes.iter().for_each(|&h| f(line_for(lines, h), h));
         return;
     }
-    prefetch_ahead(hashes, AHEAD, |ahead, now| {
-        if let Some(h) = ahead {
-            prefetch(line_for(lines, h));
+    prefetch_ahead(hashes, AHEAD, NEAR, |to_l2, to_l1, now| {
+        if let Some(h) = to_l2 {
+            prefetch_to(Level::L2, line_for(lines, h));
+        }
+        if let Some(h) = to_l1 {
+            prefetch_to(Level::L1, line_for(lines, h));
         }
         if let Some(h) = now {
             f(line_for(lines, h), h);
@@ -299,9 +307,12 @@ fn insert_prefetched(
     drain: bool,
 ) -> usize {
     let at = |h: u64| line_index(h, total) - first;
-    prefetch_walk(hashes, AHEAD, ready, drain, |ahead, now| {
-        if let Some(h) = ahead {
-            prefetch(&lines[at(h)]);
+    prefetch_walk(hashes, AHEAD, NEAR, ready, drain, |to_l2, to_l1, now| {
+        if let Some(h) = to_l2 {
+            prefetch_to(Level::L2, &lines[at(h)]);
+        }
+        if let Some(h) = to_l1 {
+            prefetch_to(Level::L1, &lines[at(h)]);
         }
         if let Some(h) = now {
             lines[at(h)].set(mask_for(h, k));

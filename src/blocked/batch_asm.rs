@@ -62,7 +62,7 @@ mod imp {
     use super::super::simd::tables::{SALT_LANES, enable_row, enable_row_second};
     use super::super::{line_for, line_for_mut};
     use super::Line;
-    use crate::prefetch::prefetch;
+    use crate::prefetch::{Level, NEAR, prefetch_to};
     use std::arch::asm;
 
     /// The portable answer for one key, for the keys after the last whole iteration.
@@ -74,8 +74,9 @@ mod imp {
     /// Hashes per loop iteration (the unrolled copies below).
     const UNROLL: usize = 4;
 
-    // The prefetch below reads the hash `AHEAD` places on at byte offset 2048.
-    const _: () = assert!(AHEAD * 8 == 2048);
+    // The prefetches below read the hashes `AHEAD` and `NEAR` places on at byte offsets 2048
+    // and 64.
+    const _: () = assert!(AHEAD * 8 == 2048 && NEAR * 8 == 64);
 
     /// The start of every probe: loads the hash at byte offset `$at` from `{i}` into rdx, its
     /// line's index into r8 (the high half of `hash * n`) and the 16 products of its low half
@@ -171,13 +172,20 @@ mod imp {
         };
     }
 
-    /// Prefetches the line of the hash `AHEAD` places after the one at byte offset `$at`.
+    /// Prefetches into L2 the line of the hash `AHEAD` places after the one at byte offset
+    /// `$at`, and into L1 that of the hash `NEAR` places after it (`prefetch.rs` on why two).
     macro_rules! prefetch_ahead {
         ($at:literal) => {
             concat!(
                 "mov rdx, [{i} + ",
                 $at,
                 " + 2048]\n",
+                "mulx r8, r9, {n}\n",
+                "shl r8, 6\n",
+                "prefetcht1 [{lines} + r8]\n",
+                "mov rdx, [{i} + ",
+                $at,
+                " + 64]\n",
                 "mulx r8, r9, {n}\n",
                 "shl r8, 6\n",
                 "prefetcht0 [{lines} + r8]\n",
@@ -376,9 +384,13 @@ mod imp {
         }
         let len = hashes.len();
         let ahead = if prefetching {
-            // The first `AHEAD` lines now; the loop prefetches the others.
+            // The first `AHEAD` lines now, and the first `NEAR` into L1 too; the loop
+            // prefetches the others.
             for &h in &hashes[..len.min(AHEAD)] {
-                prefetch(line_for(lines, h));
+                prefetch_to(Level::L2, line_for(lines, h));
+            }
+            for &h in &hashes[..len.min(NEAR)] {
+                prefetch_to(Level::L1, line_for(lines, h));
             }
             let last = len.saturating_sub(AHEAD);
             last - last % UNROLL

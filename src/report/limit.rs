@@ -6,10 +6,12 @@
 //! - **independent**: the sum of loads at precomputed random line indices. The loads do not
 //!   depend on each other, so the core overlaps as many misses as its fill buffers hold: the
 //!   throughput ceiling of any one-line-per-key lookup loop (the blocked filter's floor).
-//! - **prefetched**: each line is prefetched `PREFETCH_AHEAD` (256) reads before it is loaded, the
-//!   batched lookups' access pattern without the filter's bit tests. A prefetch retires at once,
-//!   so far more misses are in flight than the out-of-order window allows plain loads (on this
-//!   Zen 5 machine: 2.5 vs 6 ns per line from a 119 MiB buffer).
+//! - **prefetched**: each line is prefetched into L2 `PREFETCH_AHEAD` (256) reads before it is
+//!   loaded and into L1 `NEAR` (8) reads before, the blocked filter's batched lookups' access
+//!   pattern without the bit tests (`prefetch.rs`). A prefetch retires at once, so far more
+//!   misses are in flight than the out-of-order window allows plain loads (on the Zen 5 of
+//!   2026-11-23, with the hints into L1: 2.5 against 6 ns per line from a 119 MiB buffer; on
+//!   the Zen 4 of 2026-11-24 with the hints into L2: 4.3-4.6 against 8.1-8.5).
 //! - **dependent**: each load's address depends on the previous load's value, so misses do not
 //!   overlap: the memory latency, which a lookup whose caller waits for each answer pays.
 //!
@@ -20,7 +22,7 @@
 //! (`measure.rs`).
 
 use crate::blocked::{LineBuf, PREFETCH_AHEAD, zeroed_lines};
-use crate::prefetch::{prefetch, prefetch_ahead};
+use crate::prefetch::{Level, NEAR, prefetch_ahead, prefetch_to};
 use std::hint::black_box;
 
 use serde::Serialize;
@@ -87,9 +89,12 @@ pub fn probe_memory(bytes: usize, ops: usize, sampling: Sampling, seed: u64) -> 
     let prefetched = sample_batch(sampling, ops, || {
         let indices = black_box(&indices[..]);
         let mut sum = 0u64;
-        prefetch_ahead(indices, PREFETCH_AHEAD, |ahead, now| {
-            if let Some(i) = ahead {
-                prefetch(&lines_of[i]);
+        prefetch_ahead(indices, PREFETCH_AHEAD, NEAR, |to_l2, to_l1, now| {
+            if let Some(i) = to_l2 {
+                prefetch_to(Level::L2, &lines_of[i]);
+            }
+            if let Some(i) = to_l1 {
+                prefetch_to(Level::L1, &lines_of[i]);
             }
             if let Some(i) = now {
                 sum = sum.wrapping_add(at(i));
