@@ -379,12 +379,14 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
          inserts, so its slowest insert sample is the first chunk (which takes the page \
          faults). **hit** / **miss**: looking up inserted / never-inserted keys one at a time. \
          **batched**: the same keys through the filter's batched lookup, which prefetches \
-         the line of the key {} places ahead before testing each key (the blocked filter's \
-         only past {}: a smaller one runs the plain loop). A lookup batch is {} random \
+         the line of the key {} places ahead into L2, and {} places ahead into L1, before \
+         testing each key (the blocked filter's only past {}: a smaller one runs the plain \
+         loop; the cuckoo filter's hints its buckets into L2 only). A lookup batch is {} random \
          keys, so repeated batches touch more lines than a 32 MiB cache holds. The keys of a \
          loop are independent, so the processor overlaps their cache misses: these are \
          throughput figures, not latencies.",
         crate::blocked::PREFETCH_AHEAD,
+        crate::prefetch::NEAR,
         super::byte_size::format_byte_size(crate::blocked::PLAIN_LOOP_BYTES),
         c.lookups
     );
