@@ -33,9 +33,10 @@
 //! times building the filter from all its keys in one call instead, five times each way in
 //! turn (a fresh filter each time, its lines touched before the clock starts): `insert_hashes`
 //! fed 1 Mi keys at a time (the keys in input order, the prefetching insert), `insert_hashes`
-//! of the whole batch (the partitioned insert on one thread, for filters past 32 MiB),
-//! `par_insert_hashes` of the whole batch on one pinned thread and on THREADS. Prints the
-//! median and range of each, and each one's speedup over the partitioned one-thread insert.
+//! of the whole batch (the same insert in one call), `par_insert_hashes` of the whole batch
+//! on one pinned thread and on THREADS (partitioned from 4 threads on, for filters past
+//! 32 MiB). Prints the median and range of each, and each one's speedup over the one-call
+//! `insert_hashes`.
 
 use linebloom::BlockedBloom;
 use linebloom::hash::mix64;

@@ -118,8 +118,9 @@ fn bulk_insert_is_bit_identical_with_many_threads() {
     }
 }
 
-/// A batch of several keys per line into a filter past 32 MiB goes through the partitioned
-/// insert (sorted by range of lines first); one thread or many, it sets exactly the bits of
+/// A batch of several keys per line into a filter past 32 MiB goes, on 4 threads or more,
+/// through the partitioned insert (sorted by range of lines first), and on fewer through the
+/// prefetching insert or the bulk insert's tasks; every way sets exactly the bits of
 /// one-by-one inserts, and so does a batch skewed into a few lines.
 #[test]
 fn partitioned_bulk_insert_is_bit_identical() {
@@ -141,7 +142,7 @@ fn partitioned_bulk_insert_is_bit_identical() {
         let mut batched = empty();
         batched.insert_hashes(hs);
         assert!(batched == want);
-        for threads in [1, 2, 3] {
+        for threads in [1, 2, 4, 5] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()

@@ -73,16 +73,10 @@ impl BlockedBloom {
     /// lines ahead as the batched lookups do, and up to 2 MiB, in AVX-512 builds, with a loop
     /// in assembly (`batch_asm.rs`: 16-17 % faster than a loop of
     /// [`insert_hash`](Self::insert_hash) at 12 KiB and 305 KiB, 6 % at 1.2 MiB, Zen 4,
-    /// `cargo run --release --example lookup_kernels`). A batch of at least 4 keys per line into a
-    /// filter of at least 32 MiB is sorted by range of lines first (the partitioned insert,
-    /// `partition.rs`), which takes temporary memory of up to the filter's size (8 bytes per
-    /// key of a chunk of 8 keys per line); where that cannot be allocated, the keys go in as
-    /// they come.
+    /// `cargo run --release --example lookup_kernels`). Takes no memory of its own. (A large
+    /// batch used to be sorted by range of lines first, `partition.rs`; since the prefetches
+    /// go into L2, input order is faster on one thread: see `partition::MIN_THREADS`.)
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
-        if partition::use_for(self.lines.len(), hashes.len()) && self.insert_partitioned(hashes, 1)
-        {
-            return;
-        }
         if fits_in(&self.lines, CACHED_BYTES) {
             if !batch_asm::insert(&mut self.lines, self.hashes, hashes) {
                 hashes.iter().for_each(|&h| self.insert_hash(h));
@@ -96,23 +90,20 @@ impl BlockedBloom {
     /// Inserts many pre-hashed keys with all of rayon's threads. Bit-identical to
     /// [`insert_hashes`](Self::insert_hashes), since no line has two writers and OR is
     /// commutative. Runs on one thread for fewer than 16 Ki hashes. Two designs:
-    /// - a batch of at least 4 keys per line into a filter of at least 32 MiB (building a
-    ///   filter from all its keys at once) is partitioned: each thread sorts its share of a
-    ///   chunk by range of lines, then each inserts a run of ranges from every thread's
-    ///   buckets, its lines in L2 (`partition.rs`; temporary memory up to the filter's size).
-    ///   On this repository's 2-core VM, 100 M keys into 119 MiB: 2.4-3.7 ns per key on 2
-    ///   threads (1.70-1.89x one thread in ten runs of eleven) against 4.5-5.5 on one and
-    ///   9.4-10.6 for `insert_hashes` fed 1 Mi keys at a time (`cargo run --release --example
-    ///   bulk_scaling -- 2 100 whole`);
-    /// - a smaller batch (adding keys to a filter in pieces) is split by line: each task owns
-    ///   one contiguous run of lines, scans the whole input and inserts the keys of its run.
-    ///   Every task reads the whole input, so one task of two alone takes 1.73-1.96x less time
-    ///   than the one-thread insert at 100 M keys, which bounds 2 threads whatever the memory
-    ///   system gives them; the bulk insert reaches 90-93 % of two threads filling a filter
-    ///   each (the report's "ceiling") past the cache.
+    /// - on fewer than 4 threads, and for a batch of fewer than 4 keys per line or a filter
+    ///   under 32 MiB, each task owns one contiguous run of lines, scans the whole input and
+    ///   inserts the keys of its run. No memory of its own; on this repository's 2-core VM,
+    ///   100 M keys into 119 MiB on 2 threads, 1 Mi keys per call: 2.5-3.1 ns per key against
+    ///   3.9-4.0 on one (`cargo run --release --example bulk_scaling`, where the host gave
+    ///   two threads each filling a filter of their own 1.5-1.7x one);
+    /// - on 4 threads or more, a batch of at least 4 keys per line into a filter of at least
+    ///   32 MiB (building a filter from all its keys at once) is partitioned: each thread
+    ///   sorts its share of a chunk by range of lines, then each inserts a run of ranges from
+    ///   every thread's buckets, its lines in L2 (`partition.rs`; temporary memory up to the
+    ///   filter's size), so no thread reads another's share of the input.
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         let threads = rayon::current_num_threads();
-        if partition::use_for(self.lines.len(), hashes.len())
+        if partition::use_for(self.lines.len(), hashes.len(), threads)
             && self.insert_partitioned(hashes, threads)
         {
             return;

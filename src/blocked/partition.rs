@@ -18,6 +18,11 @@
 //! What it gave (100 M keys into 119 MiB, `cargo run --release --example bulk_scaling -- 2 100
 //! whole`, Zen 4, eleven runs): one thread 4.5-5.5 ns per key against 9.4-10.6 in input order,
 //! two threads 2.4-3.7 (1.70-1.89x one thread in ten runs, 1.27x in one with the host busy).
+//! Those figures were taken with every prefetch into L1. With the hints into L2
+//! (`prefetch.rs`) input order became faster than this on one and two threads, so it now runs
+//! only on [`MIN_THREADS`] or more, where it spares each thread a scan of the whole batch; its
+//! own prefetch of the next range's lines goes into L2 as well (4.2-4.3 against 4.7 ns per
+//! key on one thread, two alternating runs).
 //! On a VM that hands freed memory back to its host (free page reporting), the buffers' first
 //! touch can cost as much again; see README, "The partitioned insert". Tried and dropped: staging each range's hashes in a line
 //! written to the pool with a non-temporal store (the sort 1.8 -> 2.8 ns per key, and the
@@ -28,7 +33,7 @@ use rayon::prelude::*;
 use super::pages::LineBuf;
 use super::simd::{Line, mask_for};
 use super::{BlockedBloom, line_index};
-use crate::prefetch::prefetch;
+use crate::prefetch::{Level, prefetch_to};
 
 /// Hashes per block of a bucket: 4 KiB, a page's worth of one range's keys.
 const BLOCK: usize = 512;
@@ -58,10 +63,25 @@ const MIN_KEYS_PER_LINE: usize = 4;
 /// alternating runs each).
 const CHUNK_KEYS_PER_LINE: usize = 8;
 
-/// Whether [`BlockedBloom::insert_hashes`] and [`BlockedBloom::par_insert_hashes`] insert a
-/// batch of `keys` hashes into `lines` lines through partitions.
-pub(crate) fn use_for(lines: usize, keys: usize) -> bool {
-    lines * size_of::<Line>() >= MIN_BYTES && keys / lines >= MIN_KEYS_PER_LINE
+/// The fewest threads the partitioned insert runs on; fewer go through the prefetching insert
+/// (one thread) or the bulk insert's tasks, which each scan the whole batch (`batch.rs`).
+/// Since the batched inserts hint their lines into L2 (`prefetch.rs`), inserting in input
+/// order costs less than sorting first on this Zen 4: 100 M keys into 119 MiB on one thread,
+/// 3.7-4.0 ns per key against 4.2-4.3 partitioned, and on two threads the tasks took 2.3-3.1
+/// against 2.4-4.0 partitioned (`cargo run --release --example bulk_scaling -- 2 100 whole`,
+/// five alternating runs each, a noisy host). Each task, though, reads the whole batch
+/// however many there are, while a thread of the partitioned insert reads only its share:
+/// with T threads a task's scan stays at one pass over all keys while its inserts fall to
+/// 1/T of them, so from 4 threads on the partitioned insert takes over. That threshold is
+/// reasoned from those costs, not measured: this machine has 2 cores.
+pub(crate) const MIN_THREADS: usize = 4;
+
+/// Whether [`BlockedBloom::par_insert_hashes`] on `threads` threads inserts a batch of `keys`
+/// hashes into `lines` lines through partitions.
+pub(crate) fn use_for(lines: usize, keys: usize, threads: usize) -> bool {
+    threads >= MIN_THREADS
+        && lines * size_of::<Line>() >= MIN_BYTES
+        && keys / lines >= MIN_KEYS_PER_LINE
 }
 
 /// One thread's share of a chunk, its hashes grouped by range of lines, each range's in input
@@ -194,7 +214,7 @@ fn insert_run(lines: &mut [Line], first: usize, total: usize, k: u32, parts: &[P
             part.each_block(offset >> RANGE_SHIFT, |hashes| {
                 for &h in hashes {
                     if let Some(line) = ahead.next() {
-                        prefetch(line);
+                        prefetch_to(Level::L2, line);
                     }
                     here[line_index(h, total) - offset].set(mask_for(h, k));
                 }
@@ -266,10 +286,13 @@ mod tests {
     }
 
     #[test]
-    fn only_large_batches_into_large_filters_are_partitioned() {
+    fn only_large_batches_into_large_filters_on_many_threads_are_partitioned() {
         let lines = MIN_BYTES / size_of::<Line>();
-        assert!(use_for(lines, lines * MIN_KEYS_PER_LINE));
-        assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE - 1));
-        assert!(!use_for(lines - 1, lines * 100));
+        let t = MIN_THREADS;
+        assert!(use_for(lines, lines * MIN_KEYS_PER_LINE, t));
+        assert!(use_for(lines, lines * MIN_KEYS_PER_LINE, 64));
+        assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE, t - 1));
+        assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE - 1, t));
+        assert!(!use_for(lines - 1, lines * 100, t));
     }
 }

@@ -5,7 +5,7 @@
 //! - [`sweep`] runs the tuning report: every filter at every size, measured the same way
 //!   ([`measure`] samples one figure, [`limit`] probes what the memory system allows,
 //!   [`machine`] records where it ran), into one [`sweep::Report`];
-//! - [`build`] times whole-batch builds of the blocked filter (the partitioned insert);
+//! - [`build`] times whole-batch builds of the blocked filter (partitioned on 4 threads or more);
 //! - [`write`](mod@write) turns a report into Markdown, JSON and CSV, [`plot`] into SVG plots;
 //! - [`tune`] recommends a filter for a number of items and a target;
 //! - [`fpr`] measures one filter's false-positive rate (`linebloom fpr`);

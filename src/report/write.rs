@@ -610,12 +610,15 @@ fn write_build_table(w: &mut String, report: &Report) {
          (the input-order one last in each round); the filter's lines are touched before the \
          clock starts, the partitioned insert's buffers are not (their page faults count). \
          `insert_hashes per 1 Mi keys` inserts the keys in input \
-         order (the prefetching insert, as the bulk-insert table's one-thread row). A call \
-         with at least 4 keys per line into a filter of at least 32 MiB is **partitioned**: \
-         its keys are first sorted by range of 4096 lines (256 KiB), then each range takes \
-         its keys with its lines in the cache; with several threads, each sorts its share \
-         and inserts its own ranges, so no thread reads all the keys. **Speedup** is over \
-         `insert_hashes whole batch` (the sequential rate).\n"
+         order (the prefetching insert, as the bulk-insert table's one-thread row), and so \
+         does `insert_hashes whole batch`, in one call. On {} threads or more, a call with at \
+         least 4 keys per line into a filter of at least 32 MiB is **partitioned**: its keys \
+         are first sorted by range of 4096 lines (256 KiB), then each range takes its keys \
+         with its lines in the cache; each thread sorts its share and inserts its own ranges, \
+         so no thread reads all the keys. On fewer threads each task reads every key and \
+         inserts those of its run of lines, as in the bulk-insert table. **Speedup** is over \
+         `insert_hashes whole batch` (the sequential rate).\n",
+        crate::blocked::PARTITION_MIN_THREADS
     );
     let _ = writeln!(
         w,
