@@ -452,12 +452,19 @@ impl ClassicBloom {
         unsafe { self.words.get_unchecked(index) }.load(Relaxed)
     }
 
-    /// Word `index` for writing, bounds-checked: unlike the lookups, the inserts measured
-    /// faster with the check than without it (1M keys, k = 7, three interleaved pairs of runs:
-    /// 5.00–5.09 against 5.53–5.60 ns/key), so no `unsafe` here.
+    /// Word `index` for writing (as for [`word`](Self::word)), without a bounds check. On the
+    /// Zen 5 of 2026-11-23 the inserts measured faster with the check (1M keys, k = 7, three
+    /// interleaved pairs of runs: 5.00–5.09 against 5.53–5.60 ns/key), but on the Zen 4 of
+    /// 2026-11-24 it cost them at 16 KiB, where the report had them 7 % behind fastbloom's:
+    /// 4.73–4.81 against 5.34–5.37 ns/key (fastbloom 4.90–4.97), at 1 M keys level (7.30–7.36
+    /// against 7.16–7.60, fastbloom 7.28–7.92; three alternating runs of a throwaway loop of
+    /// `insert_hash` beside fastbloom's `insert_hash`).
     #[inline(always)]
     fn words_mut(&mut self, index: usize) -> &mut u64 {
-        self.words[index].get_mut()
+        debug_assert!(index < self.words.len());
+        // SAFETY: `index` is `reduce(p, num_bits) / 64` for some `p`, below `words.len()` for
+        // the reason given in `word`; `&mut self` makes the access exclusive.
+        unsafe { self.words.get_unchecked_mut(index) }.get_mut()
     }
 
     /// Looks up many pre-hashed keys at once: `out[i] = self.contains_hash(hashes[i])`.
