@@ -407,7 +407,7 @@ impl ClassicBloom {
         if self.words.len() <= DIRECT_PROBES_MAX_WORDS {
             for i in 0..u64::from(k) {
                 let (word, bit) = locate(reduce(probe(hash, h2, i), m));
-                *self.words_mut(word) |= bit;
+                *self.words_mut_unchecked(word) |= bit;
             }
             return;
         }
@@ -452,15 +452,24 @@ impl ClassicBloom {
         unsafe { self.words.get_unchecked(index) }.load(Relaxed)
     }
 
-    /// Word `index` for writing (as for [`word`](Self::word)), without a bounds check. On the
-    /// Zen 5 of 2026-11-23 the inserts measured faster with the check (1M keys, k = 7, three
-    /// interleaved pairs of runs: 5.00–5.09 against 5.53–5.60 ns/key), but on the Zen 4 of
-    /// 2026-11-24 it cost them at 16 KiB, where the report had them 7 % behind fastbloom's:
-    /// 4.73–4.81 against 5.34–5.37 ns/key (fastbloom 4.90–4.97), at 1 M keys level (7.30–7.36
-    /// against 7.16–7.60, fastbloom 7.28–7.92; three alternating runs of a throwaway loop of
-    /// `insert_hash` beside fastbloom's `insert_hash`).
+    /// Word `index` for writing, bounds-checked: the inserts past [`DIRECT_PROBES_MAX_WORDS`]
+    /// take it. Without the check they measured slower, on the Zen 5 of 2026-11-23 at 1M keys
+    /// (k = 7, three interleaved pairs of runs: 5.00–5.09 against 5.53–5.60 ns/key) and on the
+    /// Zen 4 of 2026-11-24 at 256 MiB (76.9–77.3 against fastbloom's 73.2–74.0 in two default
+    /// report runs, 70.5 against 73.7 with the check in the run before).
     #[inline(always)]
     fn words_mut(&mut self, index: usize) -> &mut u64 {
+        self.words[index].get_mut()
+    }
+
+    /// Word `index` for writing (as for [`word`](Self::word)), without a bounds check: the
+    /// inserts up to [`DIRECT_PROBES_MAX_WORDS`] take it. On the Zen 4 of 2026-11-24 the check
+    /// cost them at 16 KiB, where the report had them 7 % behind fastbloom's: 4.73–4.81
+    /// against 5.34–5.37 ns/key (fastbloom 4.90–4.97), at 1 M keys level (7.30–7.36 against
+    /// 7.16–7.60, fastbloom 7.28–7.92; three alternating runs of a throwaway loop of
+    /// `insert_hash` beside fastbloom's `insert_hash`).
+    #[inline(always)]
+    fn words_mut_unchecked(&mut self, index: usize) -> &mut u64 {
         debug_assert!(index < self.words.len());
         // SAFETY: `index` is `reduce(p, num_bits) / 64` for some `p`, below `words.len()` for
         // the reason given in `word`; `&mut self` makes the access exclusive.
