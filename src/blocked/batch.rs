@@ -4,14 +4,15 @@
 //! waits for each miss in turn, as many at once as the out-of-order window holds lookups. The
 //! batched paths prefetch the line of the key [`AHEAD`] places ahead (into L2, and into L1 a
 //! few keys before its use) before testing each key, so that many misses are in flight
-//! whatever a lookup costs in instructions; on filters of up
-//! to [`CACHED_BYTES`] they run the plain loop, which is faster there. Lookups in AVX-512
+//! whatever a lookup costs in instructions; on filters of up to [`CACHED_BYTES`] they run the
+//! plain loop, which is faster there. Lookups in AVX-512
 //! builds run the hand-written loops of `batch_asm.rs` instead, prefetching likewise, and so
 //! do inserts into filters of up to [`CACHED_BYTES`].
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
-//! the result is bit-identical to inserting the same hashes one by one. Large batches into
-//! large filters go through `partition.rs` instead (sorted by range of lines first).
+//! the result is bit-identical to inserting the same hashes one by one. On 4 threads or more,
+//! large batches into large filters go through `partition.rs` instead (sorted by range of
+//! lines first).
 
 use crate::prefetch::{Level, NEAR, prefetch_ahead, prefetch_stream, prefetch_to, prefetch_walk};
 use rayon::prelude::*;
