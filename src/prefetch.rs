@@ -48,6 +48,23 @@ pub fn prefetch_to<T>(level: Level, value: &T) {
     }
 }
 
+/// Hints the lines of one step of a walk ([`prefetch_walk`]): `to_l2`'s into L2 and `to_l1`'s
+/// into L1, `line` giving each item's line. The blocked filter's batched lookups and the
+/// report's memory probe share it, so the probe measures exactly their pattern.
+#[inline(always)]
+pub fn hint_step<'a, T: Copy, U: 'a>(
+    to_l2: Option<T>,
+    to_l1: Option<T>,
+    line: impl Fn(T) -> &'a U,
+) {
+    if let Some(a) = to_l2 {
+        prefetch_to(Level::L2, line(a));
+    }
+    if let Some(a) = to_l1 {
+        prefetch_to(Level::L1, line(a));
+    }
+}
+
 /// Hints the processor to load the cache line that holds `value` as data read once
 /// (`prefetchnta`: on x86-64 the line comes close to the core but is not kept in the outer
 /// caches as ordinary data is). A no-op on targets other than x86-64.

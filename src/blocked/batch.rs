@@ -14,7 +14,9 @@
 //! large batches into large filters go through `partition.rs` instead (sorted by range of
 //! lines first).
 
-use crate::prefetch::{Level, NEAR, prefetch_ahead, prefetch_stream, prefetch_to, prefetch_walk};
+use crate::prefetch::{
+    Level, NEAR, hint_step, prefetch_ahead, prefetch_stream, prefetch_to, prefetch_walk,
+};
 use rayon::prelude::*;
 
 use super::simd::{Line, mask_for};
@@ -272,12 +274,7 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
         return;
     }
     prefetch_ahead(hashes, AHEAD, NEAR, |to_l2, to_l1, now| {
-        if let Some(h) = to_l2 {
-            prefetch_to(Level::L2, line_for(lines, h));
-        }
-        if let Some(h) = to_l1 {
-            prefetch_to(Level::L1, line_for(lines, h));
-        }
+        hint_step(to_l2, to_l1, |h| line_for(lines, h));
         if let Some(h) = now {
             f(line_for(lines, h), h);
         }

@@ -22,7 +22,7 @@
 //! (`measure.rs`).
 
 use crate::blocked::{LineBuf, PREFETCH_AHEAD, zeroed_lines};
-use crate::prefetch::{Level, NEAR, prefetch_ahead, prefetch_to};
+use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
 use std::hint::black_box;
 
 use serde::Serialize;
@@ -90,12 +90,7 @@ pub fn probe_memory(bytes: usize, ops: usize, sampling: Sampling, seed: u64) -> 
         let indices = black_box(&indices[..]);
         let mut sum = 0u64;
         prefetch_ahead(indices, PREFETCH_AHEAD, NEAR, |to_l2, to_l1, now| {
-            if let Some(i) = to_l2 {
-                prefetch_to(Level::L2, &lines_of[i]);
-            }
-            if let Some(i) = to_l1 {
-                prefetch_to(Level::L1, &lines_of[i]);
-            }
+            hint_step(to_l2, to_l1, |i| &lines_of[i]);
             if let Some(i) = now {
                 sum = sum.wrapping_add(at(i));
             }

@@ -381,7 +381,7 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
          **batched**: the same keys through the filter's batched lookup, which prefetches \
          the line of the key {} places ahead into L2, and {} places ahead into L1, before \
          testing each key (the blocked filter's only past {}: a smaller one runs the plain \
-         loop; the cuckoo filter's hints its buckets into L2 only). A lookup batch is {} random \
+         loop; the cuckoo filter's lookup hints its buckets into L2 only). A lookup batch is {} random \
          keys, so repeated batches touch more lines than a 32 MiB cache holds. The keys of a \
          loop are independent, so the processor overlaps their cache misses: these are \
          throughput figures, not latencies.",
