@@ -87,7 +87,7 @@ impl BlockedBloom {
             return;
         }
         let total = self.lines.len();
-        insert_prefetched(&mut self.lines, 0, total, hashes, self.hashes, 0, DRAIN);
+        insert_prefetched::<false>(&mut self.lines, 0, total, hashes, self.hashes, 0, DRAIN);
     }
 
     /// Inserts many pre-hashed keys with all of rayon's threads. Bit-identical to
@@ -191,14 +191,13 @@ fn insert_task(lines: &mut [Line], first: usize, total: usize, k: u32, hashes: &
             // The last `AHEAD` hashes stay for the next round, their lines on their way,
             // instead of the round draining its prefetches; past the cache, the round hints
             // as much of the input as this scan read.
-            let next = &steps[at + 1..];
-            let next = if stream_input {
-                &next[..scanned.min(next.len())]
-            } else {
-                &[]
-            };
+            let next = &steps[at + 1..][..scanned.min(steps.len() - at - 1)];
             let upcoming = Some(next.as_flattened().as_chunks::<8>().0);
-            let done = insert_prefetched(lines, first, total, &buf[..held], k, carried, upcoming);
+            let done = if stream_input {
+                insert_prefetched::<true>(lines, first, total, &buf[..held], k, carried, upcoming)
+            } else {
+                insert_prefetched::<false>(lines, first, total, &buf[..held], k, carried, upcoming)
+            };
             buf.copy_within(done..held, 0);
             (held, carried, scanned) = (held - done, held - done, 0);
         }
@@ -207,7 +206,7 @@ fn insert_task(lines: &mut [Line], first: usize, total: usize, k: u32, hashes: &
         buf[held] = h;
         held += usize::from(h.wrapping_sub(lo) < width);
     }
-    insert_prefetched(lines, first, total, &buf[..held], k, carried, DRAIN);
+    insert_prefetched::<false>(lines, first, total, &buf[..held], k, carried, DRAIN);
 }
 
 /// The hashes whose line (`line_index(h, total)`) lies in `first..first + lines`, as
@@ -312,7 +311,11 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
 /// the hint 2.12-2.20 and 0.42-0.45, and picking 32 hashes per step ([`pick32`]) besides,
 /// 2.13-2.15 and 0.32-0.35: 2.46-2.50 ns per scanned key in all against 2.66-2.93 (three
 /// alternating rounds; the hint alone 2.57-2.67, the wider step alone 2.65-3.06).
-fn insert_prefetched(
+///
+/// `HINT` false leaves the hints out of the loop: the inserts with nothing to hint
+/// (`insert_hashes`, a task's last round, the tasks of a filter in cache) count nothing (with
+/// the count in it, `insert_hashes` was 4 % slower).
+fn insert_prefetched<const HINT: bool>(
     lines: &mut [Line],
     first: usize,
     total: usize,
@@ -321,29 +324,10 @@ fn insert_prefetched(
     ready: usize,
     upcoming: Upcoming,
 ) -> usize {
-    match upcoming {
-        // Its own copy, so that the inserts without input to hint count nothing.
-        Some(groups) if !groups.is_empty() => {
-            insert_hinting::<true>(lines, first, total, hashes, k, ready, false, groups)
-        }
-        Some(_) => insert_hinting::<false>(lines, first, total, hashes, k, ready, false, &[]),
-        None => insert_hinting::<false>(lines, first, total, hashes, k, ready, true, &[]),
-    }
-}
-
-/// [`insert_prefetched`], hinting `upcoming` where `HINT`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn insert_hinting<const HINT: bool>(
-    lines: &mut [Line],
-    first: usize,
-    total: usize,
-    hashes: &[u64],
-    k: u32,
-    ready: usize,
-    drain: bool,
-    upcoming: &[[u64; 8]],
-) -> usize {
+    let (drain, upcoming) = match upcoming {
+        Some(groups) => (false, groups),
+        None => (true, &[][..]),
+    };
     let at = |h: u64| line_index(h, total) - first;
     // One hint of input per `every` inserts.
     let every = hashes.len().saturating_sub(AHEAD) / upcoming.len().max(1);
@@ -364,11 +348,13 @@ fn insert_hinting<const HINT: bool>(
         }
         if let Some(h) = now {
             lines[at(h)].set(mask_for(h, k));
-            since += 1;
-            if HINT && since >= every {
-                since = 0;
-                if let Some(group) = upcoming.next() {
-                    prefetch_to(Level::L2, group);
+            if HINT {
+                since += 1;
+                if since >= every {
+                    since = 0;
+                    if let Some(group) = upcoming.next() {
+                        prefetch_to(Level::L2, group);
+                    }
                 }
             }
         }
