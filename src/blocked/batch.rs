@@ -306,8 +306,9 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
 /// inserts, where only the carried prefetches are in flight, so without the hint its input
 /// misses waited alone, where those of `insert_hashes` overlap its line misses. One task at
 /// 100 M keys on one thread (4 Mi keys scanned per call, 2 Mi inserted, Zen 4, the two parts
-/// timed apart with a throwaway counter): the inserts took 1.86-1.94 ns per scanned key (as
-/// `insert_hashes` of the same keys picked beforehand, 1.71-1.83), the scans 0.68-0.85; with
+/// timed apart with a throwaway counter): the inserts took 1.86-1.94 ns per scanned key (in
+/// an earlier round 1.68-1.83, where `insert_hashes` of the same keys picked beforehand took
+/// 1.71-1.83), the scans 0.68-0.85; with
 /// the hint 2.12-2.20 and 0.42-0.45, and picking 32 hashes per step ([`pick32`]) besides,
 /// 2.13-2.15 and 0.32-0.35: 2.46-2.50 ns per scanned key in all against 2.66-2.93 (three
 /// alternating rounds; the hint alone 2.57-2.67, the wider step alone 2.65-3.06).
@@ -510,7 +511,7 @@ mod tests {
 
     /// The tasks of the bulk insert, run one after another on this thread, set exactly the
     /// bits of the one-by-one insert, whatever the split, in cache and past `CACHED_BYTES`
-    /// (where the tasks hint their input), with a tail of fewer than 8 hashes, and where the
+    /// (where the tasks hint their input), with tails of fewer than 8 and 32 hashes, and where the
     /// bulk insert would not split the work (too few hashes).
     #[test]
     fn the_tasks_together_insert_exactly_what_insert_hashes_does() {
