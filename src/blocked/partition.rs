@@ -206,8 +206,7 @@ impl BlockedBloom {
 /// split among the threads by the full chunk's share, so one thread filled it alone. With
 /// equal chunks, each split evenly, 100 M keys into 119 MiB partitioned on 2 pinned threads
 /// took 3.55-3.81 ns per key against 4.01-5.15 (medians of 7; minima 2.44-2.88 against
-/// 2.82-3.16; three alternating pairs of runs of a throwaway test calling
-/// `insert_partitioned`, a noisy host).
+/// 2.82-3.16; three alternating pairs of runs of the test in `timing` below, a noisy host).
 fn chunk_len(keys: usize, lines: usize) -> usize {
     let most = lines.saturating_mul(CHUNK_KEYS_PER_LINE).max(1);
     keys.div_ceil(keys.div_ceil(most).max(1)).max(1)
@@ -335,5 +334,53 @@ mod tests {
         assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE, t - 1));
         assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE - 1, t));
         assert!(!use_for(lines - 1, lines * 100, t));
+    }
+}
+
+/// The partitioned build on one and two pinned threads beside input order and the scanning
+/// tasks, on any thread count (`par_insert_hashes` partitions only from [`MIN_THREADS`]):
+/// `cargo test --release --lib partitioned_build_times -- --ignored --nocapture` (100 M keys
+/// into 119 MiB, seven rounds, the ways taking turns to come first; `N=...` for other sizes).
+/// Prints the median and range of ns per key for each.
+#[cfg(all(test, feature = "cli"))]
+mod timing {
+    use super::*;
+    use crate::hash::mix64;
+    use crate::report::measure::thread_pool;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore]
+    fn partitioned_build_times() {
+        let n: usize = std::env::var("N").map_or(100_000_000, |v| v.parse().unwrap());
+        let keys: Vec<u64> = (0..n as u64).map(mix64).collect();
+        let (one, two) = (thread_pool(1).unwrap(), thread_pool(2).unwrap());
+        let names = [
+            "input order, 1 thread",
+            "partitioned, 1 thread",
+            "tasks, 2 threads",
+            "partitioned, 2 threads",
+        ];
+        let mut ns = vec![Vec::new(); names.len()];
+        for round in 0..7 {
+            for j in 0..names.len() {
+                let way = (j + round) % names.len();
+                let mut f = BlockedBloom::with_lines(n * 10 / 512, 7, 0).unwrap();
+                f.clear();
+                let started = Instant::now();
+                match way {
+                    0 => one.install(|| f.insert_hashes(&keys)),
+                    1 => assert!(one.install(|| f.insert_partitioned(&keys, 1))),
+                    2 => two.install(|| f.par_insert_hashes(&keys)),
+                    _ => assert!(two.install(|| f.insert_partitioned(&keys, 2))),
+                }
+                ns[way].push(started.elapsed().as_secs_f64() * 1e9 / n as f64);
+            }
+        }
+        for (name, v) in names.iter().zip(&mut ns) {
+            v.sort_by(f64::total_cmp);
+            let (low, mid, high) = (v[0], v[v.len() / 2], v[v.len() - 1]);
+            eprintln!("{name:<24} {mid:.2} ({low:.2}-{high:.2}) ns per key");
+        }
     }
 }
