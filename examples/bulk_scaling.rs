@@ -10,13 +10,15 @@
 //! - `sequential`: `insert_hashes` on one thread (the prefetching insert);
 //! - `par_insert`: `par_insert_hashes` on a pool of THREADS pinned threads, one shared filter;
 //! - `ceiling`: every thread of the pool inserts the whole chunk into a filter of its own
-//!   (nothing shared; the report's "ceiling"), ns per key counting each thread's keys;
+//!   (nothing shared; the report's "ceiling" until the evening of 2026-11-24), ns per key
+//!   counting each thread's keys;
 //! - `pre-split`: the chunk split beforehand by the filter part each thread owns, and every
 //!   thread inserting only its part into a full-size filter of its own, so that it writes the
 //!   same run of lines as its task in `par_insert_hashes`: the bulk insert if picking its keys
-//!   cost nothing (the bound of its design). (Until 2026-11-24 each thread's filter was of
-//!   its part's size; a part's keys then fell in half of that filter, a quarter of the lines,
-//!   30 MiB at 100 M keys, which this machine's 32 MiB L3 nearly holds: that bound read
+//!   cost nothing (the bound of its design; the report's ceiling since that evening, where
+//!   the row above, each thread writing twice the span its task writes, read lower). (Until
+//!   earlier on 2026-11-24 each thread's filter was of its part's size; a part's keys then
+//!   fell in half of that filter, a quarter of the lines, 30 MiB at 100 M keys, which this machine's 32 MiB L3 nearly holds: that bound read
 //!   1.93-2.38x, above the ceiling, where the full-size one reads 1.72-2.14x.)
 //! - `scan only`: every thread reading the whole chunk and counting the keys of its part, the
 //!   picking `par_insert_hashes` does, without inserting;

@@ -1,11 +1,21 @@
 //! The ceiling of the parallel bulk insert, measured in the same run: every thread of a pool
-//! fills a blocked filter of its own with the same keys (`insert_hashes`, the prefetching
-//! sequential insert), nothing shared, so only the memory system limits how the rate grows
-//! with threads. `par_insert_hashes` on one shared filter cannot scale better, and the
-//! ceiling moves with the machine (a shared host gave 1.97x on 2 threads one day and 1.56-1.65x
-//! the next, and 1.4x to 1.9x within an hour), so the report prints the two side by side, and
-//! for filters past the cache times them on alternate chunks of the same fill: each chunk the
-//! bulk insert takes on a pool, that pool's threads then also insert into filters of their own.
+//! fills a blocked filter of its own with the keys its task of `par_insert_hashes` would
+//! insert (those of its run of lines), split beforehand, off the clock (`insert_hashes`, the
+//! prefetching sequential insert), nothing shared. That is the bulk insert with a free
+//! handover: each thread moves the lines its task moves and reads only its own keys, so only
+//! the memory system limits how the rate grows with threads, and `par_insert_hashes` on one
+//! shared filter cannot scale better. The ceiling moves with the machine (a shared host gave
+//! 1.97x on 2 threads one day and 1.56-1.65x the next, and 1.4x to 1.9x within an hour), so
+//! the report prints the two side by side, and for filters past the cache times them on
+//! alternate chunks of the same fill: each chunk the bulk insert takes on a pool, that pool's
+//! threads then also insert into filters of their own.
+//!
+//! Until the evening of 2026-11-24 every thread inserted *all* the keys into its own filter. Each thread then
+//! wrote lines all over its filter, twice the span the bulk insert's tasks write together, so
+//! less of it stayed in the L3, and that ceiling read lower than the split one
+//! (`cargo run --release --example bulk_scaling`, 100 M keys into 119 MiB, 2 threads: 1.64x
+//! and 1.72x against 1.82x and 1.77x for the split, two runs): it did not bound the bulk
+//! insert, whose tasks write half the lines each.
 //!
 //! Beside it, the bound of the bulk insert's design: one of its tasks (scan every key, insert
 //! those of its run of lines) timed alone on the measuring thread. Every task reads the whole
@@ -59,15 +69,27 @@ impl OwnFilters {
         started.elapsed()
     }
 
-    /// The wall time for every thread of `pool` to insert all of `hashes` into a filter of
-    /// its own (`insert_hashes`); timed as the bulk insert is, the unpinning outside the span.
-    pub fn fill(&self, pool: &rayon::ThreadPool, hashes: &[u64]) -> Duration {
+    /// `hashes` split as the bulk insert's tasks on `threads` threads take them
+    /// ([`BlockedBloom::task_shares`]), for [`fill`](Self::fill).
+    pub fn shares(&self, hashes: &[u64], threads: usize) -> Vec<Vec<u64>> {
+        match self.alone.lock() {
+            Ok(filter) => filter.task_shares(hashes, threads),
+            Err(_) => vec![hashes.to_vec()],
+        }
+    }
+
+    /// The wall time for each thread `i` of `pool` to insert `shares[i]` into a filter of its
+    /// own (`insert_hashes`); timed as the bulk insert is, the unpinning outside the span.
+    pub fn fill(&self, pool: &rayon::ThreadPool, shares: &[Vec<u64>]) -> Duration {
         unpinned(|| {
             let started = Instant::now();
             pool.broadcast(|ctx| {
+                let i = ctx.index();
                 // Each thread locks only its own filter, so no lock is ever contended.
-                if let Some(Ok(mut filter)) = self.own.get(ctx.index()).map(|f| f.lock()) {
-                    filter.insert_hashes(black_box(hashes));
+                if let (Some(Ok(mut filter)), Some(share)) =
+                    (self.own.get(i).map(|f| f.lock()), shares.get(i))
+                {
+                    filter.insert_hashes(black_box(share));
                 }
             });
             started.elapsed()
@@ -86,7 +108,8 @@ impl OwnFilters {
 /// For filters small enough that the sweep fills them whole, both bounds of a pool of
 /// `threads`, each filter filled again and again (cleared in between, so no page faults) for
 /// each of the `config.reps` samples after a warm-up: the ceiling (ns per key, all threads
-/// together, every thread filling its own blocked filter of `items` keys) and the one-task
+/// together, every thread filling its own blocked filter of `items` keys with its task's
+/// share of the keys) and the one-task
 /// bound (ns per key of one of `threads` bulk-insert tasks alone, [`OwnFilters::one_task`]).
 /// Larger filters get both from chunks timed between the bulk insert's own (called by the
 /// sweep).
@@ -100,9 +123,10 @@ pub fn refill_bounds(
     let hashes: Vec<u64> = (0..items as u64)
         .map(|i| key_hash(config.seed, 0, i))
         .collect();
-    let ceiling = sample_runs(config.sampling(), items * threads, || {
+    let shares = own.shares(&hashes, threads);
+    let ceiling = sample_runs(config.sampling(), items, || {
         own.clear();
-        Ok(own.fill(pool, &hashes))
+        Ok(own.fill(pool, &shares))
     })?;
     let task = sample_runs(config.sampling(), items, || {
         own.clear();
@@ -141,15 +165,26 @@ mod tests {
     }
 
     #[test]
-    fn every_thread_fills_its_own_filter_with_every_key() {
+    fn every_thread_fills_its_own_filter_with_its_tasks_keys() {
         let pool = thread_pool(2).unwrap();
-        let own = OwnFilters::new(1000, &config(), 2).unwrap();
-        let hashes: Vec<u64> = (0..1000).map(|i| key_hash(7, 0, i)).collect();
-        own.fill(&pool, &hashes);
-        for filter in &own.own {
+        let own = OwnFilters::new(50_000, &config(), 2).unwrap();
+        let hashes: Vec<u64> = (0..50_000).map(|i| key_hash(7, 0, i)).collect();
+        let shares = own.shares(&hashes, 2);
+        assert_eq!(shares.len(), 2);
+        assert!(shares.iter().all(|s| s.len() > 20_000));
+        own.fill(&pool, &shares);
+        for (filter, share) in own.own.iter().zip(&shares) {
             let filter = filter.lock().unwrap();
-            assert!(hashes.iter().all(|&h| filter.contains_hash(h)));
+            assert!(share.iter().all(|&h| filter.contains_hash(h)));
         }
+        // Each filter holds its share only: thread 0's lines past its half stay empty.
+        let first = own.own[0].lock().unwrap();
+        let half = first.num_lines().div_ceil(2);
+        assert!(
+            first.lines()[half..]
+                .iter()
+                .all(|l| *l == crate::blocked::Line::ZERO)
+        );
     }
 
     #[test]

@@ -159,7 +159,8 @@ pub struct BulkRow {
     /// Throughput relative to the first thread count of the sweep (usually 1).
     pub speedup: f64,
     /// The ceiling, blocked filters only: ns per key, all threads together, when every thread
-    /// fills a filter of its own with the same keys (nothing shared; see `ceiling.rs`).
+    /// fills a filter of its own with its task's share of the keys, split beforehand (nothing
+    /// shared; see `ceiling.rs`).
     pub ceiling: Option<Stat>,
     /// The ceiling's throughput relative to its own first thread count.
     pub ceiling_speedup: Option<f64>,
@@ -409,8 +410,9 @@ struct Fill {
 /// chunk timed and given to one method in turn, so every method's samples are spread over the
 /// whole fill, from empty to the design load; at most [`MAX_ONE_BY_ONE_CHUNKS`] chunks go one
 /// key at a time (the slowest way) when there is a parallel insert to fill the rest. With
-/// `own` (filters past [`SMALL_FILL`] only), each chunk a pool inserts is also inserted by every
-/// thread of that pool into a filter of its own and timed, the ceiling of that pool, before or
+/// `own` (filters past [`SMALL_FILL`] only), each chunk a pool inserts is also split as that
+/// pool's tasks would take it, and every thread of the pool inserts its share into a filter of
+/// its own, timed: the ceiling of that pool, before or
 /// after the bulk insert in turn, so the two share the machine's state of the moment; so is
 /// the first of the pool's bulk-insert tasks, alone on this thread.
 fn timed_fill(
@@ -497,8 +499,9 @@ fn timed_fill(
         let mut bounds = |p: usize| {
             if let Some(own) = own {
                 let (threads, pool) = pools[p];
-                let ceiling = own.fill(pool, &buffer);
-                ceiling_samples[p].push(ns_per_op(ceiling, (end - start) * threads));
+                let shares = own.shares(&buffer, threads);
+                let ceiling = own.fill(pool, &shares);
+                ceiling_samples[p].push(ns_per_op(ceiling, end - start));
                 let task = own.one_task(&buffer, threads);
                 task_samples[p].push(ns_per_op(task, end - start));
             }

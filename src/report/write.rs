@@ -558,9 +558,10 @@ fn write_bulk_table(w: &mut String, report: &Report) {
         w,
         "Filling a new filter through its parallel insert; ns per key of wall-clock time. \
          Filters without a parallel insert (cuckoo, the peers) are not listed. **Ceiling** \
-         (blocked only): every thread fills a blocked filter of its own with the same keys \
-         (the prefetching sequential insert, nothing shared), so only the memory system limits \
-         how the rate grows; one shared filter cannot scale better, and the ceiling moves \
+         (blocked only): every thread fills a blocked filter of its own with the keys its task \
+         of the bulk insert takes (those of its run of lines, split beforehand, off the \
+         clock; the prefetching sequential insert, nothing shared), so only the memory system \
+         limits how the rate grows; one shared filter cannot scale better, and the ceiling moves \
          with the machine, hence measured in the same run: for filters filled in chunks, on \
          the same chunks as the bulk insert, each timed just before or after it. **One task** \
          (blocked): the first of the bulk insert's tasks for that many threads alone on the \
