@@ -18,8 +18,9 @@
 //!   cost nothing (the bound of its design; the report's ceiling since that evening, where
 //!   the row above, each thread writing twice the span its task writes, read lower). (Until
 //!   earlier on 2026-11-24 each thread's filter was of its part's size; a part's keys then
-//!   fell in half of that filter, a quarter of the lines, 30 MiB at 100 M keys, which this machine's 32 MiB L3 nearly holds: that bound read
-//!   1.93-2.38x, above the ceiling, where the full-size one reads 1.72-2.14x.)
+//!   fell in half of that filter, a quarter of the lines, 30 MiB at 100 M keys, which this
+//!   machine's 32 MiB L3 nearly holds: that bound read 1.93-2.38x, above the ceiling, where
+//!   the full-size one reads 1.72-2.14x.)
 //! - `scan only`: every thread reading the whole chunk and counting the keys of its part, the
 //!   picking `par_insert_hashes` does, without inserting;
 //! - `one task`: what one of `par_insert_hashes`' THREADS tasks does (scan the whole chunk,
