@@ -158,9 +158,7 @@ impl BlockedBloom {
             insert_task(lines, task * per_task, total, k, hashes);
         }
     }
-}
 
-impl BlockedBloom {
     /// The hashes each of [`par_insert_hashes`](Self::par_insert_hashes)' tasks on `tasks`
     /// threads inserts, in input order: element `t` holds those whose line lies in the `t`-th
     /// run of lines (all of them in element 0 where it would not split the work: one thread,

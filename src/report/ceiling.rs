@@ -10,9 +10,9 @@
 //! alternate chunks of the same fill: each chunk the bulk insert takes on a pool, that pool's
 //! threads then also insert into filters of their own.
 //!
-//! Until the evening of 2026-11-24 every thread inserted *all* the keys into its own filter. Each thread then
-//! wrote lines all over its filter, twice the span the bulk insert's tasks write together, so
-//! less of it stayed in the L3, and that ceiling read lower than the split one
+//! Until the evening of 2026-11-24 every thread inserted *all* the keys into its own filter.
+//! Each thread then wrote lines all over its filter, twice the span the bulk insert's tasks
+//! write together, so less of it stayed in the L3, and that ceiling read lower than the split one
 //! (`cargo run --release --example bulk_scaling`, 100 M keys into 119 MiB, 2 threads: 1.64x
 //! and 1.72x against 1.82x and 1.77x for the split, two runs): it did not bound the bulk
 //! insert, whose tasks write half the lines each.
@@ -109,8 +109,8 @@ impl OwnFilters {
 /// `threads`, each filter filled again and again (cleared in between, so no page faults) for
 /// each of the `config.reps` samples after a warm-up: the ceiling (ns per key, all threads
 /// together, every thread filling its own blocked filter of `items` keys with its task's
-/// share of the keys) and the one-task
-/// bound (ns per key of one of `threads` bulk-insert tasks alone, [`OwnFilters::one_task`]).
+/// share of the keys) and the one-task bound (ns per key of one of `threads` bulk-insert
+/// tasks alone, [`OwnFilters::one_task`]).
 /// Larger filters get both from chunks timed between the bulk insert's own (called by the
 /// sweep).
 pub fn refill_bounds(

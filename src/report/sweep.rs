@@ -412,9 +412,9 @@ struct Fill {
 /// key at a time (the slowest way) when there is a parallel insert to fill the rest. With
 /// `own` (filters past [`SMALL_FILL`] only), each chunk a pool inserts is also split as that
 /// pool's tasks would take it, and every thread of the pool inserts its share into a filter of
-/// its own, timed: the ceiling of that pool, before or
-/// after the bulk insert in turn, so the two share the machine's state of the moment; so is
-/// the first of the pool's bulk-insert tasks, alone on this thread.
+/// its own, timed: the ceiling of that pool, before or after the bulk insert in turn, so the
+/// two share the machine's state of the moment; so is the first of the pool's bulk-insert
+/// tasks, alone on this thread.
 fn timed_fill(
     make: &dyn Fn() -> Result<Box<dyn Subject>>,
     items: usize,
