@@ -60,7 +60,9 @@ mod prefetch;
 #[cfg(feature = "cli")]
 pub mod report;
 
-pub use blocked::{AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef};
+pub use blocked::{
+    AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef, BuildBuffers,
+};
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
 pub use cuckoo::{CuckooFilter, CuckooFilterBuilder};
 pub use error::{Error, Result};

@@ -2,7 +2,7 @@
 //! model, every fast path bit-identical to the scalar one, clear errors on bad sizes.
 
 use linebloom::hash::{Key, mix64};
-use linebloom::{BlockedBloom, Error, model};
+use linebloom::{BlockedBloom, BuildBuffers, Error, model};
 use proptest::prelude::*;
 
 /// Pseudo-random, distinct 64-bit hashes: `mix64` is a bijection, so distinct inputs stay
@@ -150,6 +150,18 @@ fn partitioned_bulk_insert_is_bit_identical() {
             let mut bulk = empty();
             pool.install(|| bulk.par_insert_hashes(hs));
             assert!(bulk == want, "{threads} threads");
+            // Partitioned from 2 threads with buffers kept; one set for two builds, the
+            // second reusing what the first grew.
+            let mut buffers = BuildBuffers::new();
+            for build in 0..2 {
+                let mut kept = empty();
+                pool.install(|| kept.par_insert_hashes_with(hs, &mut buffers));
+                assert!(
+                    kept == want,
+                    "{threads} threads, buffers kept, build {build}"
+                );
+            }
+            assert_eq!(buffers.size_bytes() > 0, threads > 1, "{threads} threads");
         }
     }
 }

@@ -33,7 +33,11 @@ use crate::model;
 pub(crate) use batch::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
 pub use pages::HUGE_PAGE_MIN_BYTES;
 pub(crate) use pages::LineBuf;
-pub(crate) use partition::{MIN_THREADS as PARTITION_MIN_THREADS, use_for as partitions};
+pub use partition::BuildBuffers;
+pub(crate) use partition::{
+    MIN_THREADS as PARTITION_MIN_THREADS, MIN_THREADS_KEPT as PARTITION_MIN_THREADS_KEPT,
+    use_for as partitions,
+};
 use simd::{lookup_mask_for, mask_for};
 
 /// A register-blocked Bloom filter: one cache line per key.

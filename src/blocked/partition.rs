@@ -58,10 +58,14 @@ const MIN_BYTES: usize = 32 << 20;
 const MIN_KEYS_PER_LINE: usize = 4;
 
 /// Keys per line in one chunk of the batch: a chunk's partition holds 8 bytes per key, so its
-/// buffer is the filter's size at 8 keys per line. At 4 (half the memory) one thread took
-/// 5.1-5.3 ns per key at 119 MiB against 4.7-5.0 (`bulk_scaling -- 2 100 whole`, two
-/// alternating runs each).
-const CHUNK_KEYS_PER_LINE: usize = 8;
+/// buffers take twice the filter's size at 16 keys per line. Each chunk reads every line of
+/// the filter and writes it back once, so longer chunks move fewer lines per key. At 4 keys
+/// per line one thread took 5.1-5.3 ns per key at 119 MiB against 4.7-5.0 at 8
+/// (`bulk_scaling -- 2 100 whole`, two alternating runs each); at 16, 2 threads with the
+/// buffers kept took 1.91-2.13 ns per key against 2.03-2.29 at 8 (medians of seven builds,
+/// three alternating pairs of runs of `partitioned_build_times` below, Zen 4, 2026-11-24: 100
+/// M keys in 4 chunks instead of 7).
+const CHUNK_KEYS_PER_LINE: usize = 16;
 
 /// The fewest threads the partitioned insert runs on; fewer go through the prefetching insert
 /// (one thread) or the bulk insert's tasks, which each scan the whole batch (`batch.rs`).
@@ -76,12 +80,70 @@ const CHUNK_KEYS_PER_LINE: usize = 8;
 /// reasoned from those costs, not measured: this machine has 2 cores.
 pub(crate) const MIN_THREADS: usize = 4;
 
-/// Whether [`BlockedBloom::par_insert_hashes`] on `threads` threads inserts a batch of `keys`
-/// hashes into `lines` lines through partitions.
-pub(crate) fn use_for(lines: usize, keys: usize, threads: usize) -> bool {
-    threads >= MIN_THREADS
-        && lines * size_of::<Line>() >= MIN_BYTES
-        && keys / lines >= MIN_KEYS_PER_LINE
+/// The fewest threads the partitioned insert runs on with its buffers kept from an earlier
+/// call ([`BlockedBloom::par_insert_hashes_with`]). What keeps [`MIN_THREADS`] at 4 on this VM
+/// is mostly the buffers' first touch, which kept buffers pay once. 100 M keys into 119 MiB
+/// on 2 pinned threads, medians of seven builds in each of three runs of
+/// `partitioned_build_times` below (Zen 4, 2026-11-24): 2.00-2.13 ns per key with the buffers
+/// kept, 3.21-4.19 with buffers allocated per call, 2.49-2.74 for the scanning tasks, against
+/// 3.74-3.90 in input order on one thread (1.80-1.95x). On one thread input order stays:
+/// partitioned took 3.91-4.16.
+pub(crate) const MIN_THREADS_KEPT: usize = 2;
+
+/// Whether a batch of `keys` hashes into `lines` lines on `threads` threads goes through
+/// partitions: by [`BlockedBloom::par_insert_hashes`] (`kept` false, buffers allocated for the
+/// call) or [`BlockedBloom::par_insert_hashes_with`] (`kept` true).
+pub(crate) fn use_for(lines: usize, keys: usize, threads: usize, kept: bool) -> bool {
+    let fewest = if kept { MIN_THREADS_KEPT } else { MIN_THREADS };
+    threads >= fewest && lines * size_of::<Line>() >= MIN_BYTES && keys / lines >= MIN_KEYS_PER_LINE
+}
+
+/// The memory the partitioned insert sorts a batch into, kept from one call to the next: pass
+/// the same `BuildBuffers` to [`BlockedBloom::par_insert_hashes_with`] for every filter built
+/// from a whole batch (a storage engine writing one file after another), and the buffers are
+/// allocated and first touched once instead of on every call.
+///
+/// They grow to what the largest batch needed, up to about twice the filter's size (8 bytes
+/// per key of a chunk of up to 16 keys per line), and hold it until dropped. A new
+/// `BuildBuffers` holds nothing.
+///
+/// ```
+/// use linebloom::{BlockedBloom, BuildBuffers};
+///
+/// let mut buffers = BuildBuffers::new();
+/// for file in 0..3u64 {
+///     let hashes: Vec<u64> = (0..1000).map(|i| linebloom::hash::mix64(file << 32 | i)).collect();
+///     let mut filter = BlockedBloom::with_fpr(hashes.len(), 0.01)?;
+///     filter.par_insert_hashes_with(&hashes, &mut buffers);
+///     assert!(hashes.iter().all(|&h| filter.contains_hash(h)));
+/// }
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Default)]
+pub struct BuildBuffers {
+    /// One partition per thread of the last partitioned call.
+    parts: Vec<Partition>,
+}
+
+impl BuildBuffers {
+    /// Buffers that hold nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The bytes these buffers hold.
+    pub fn size_bytes(&self) -> usize {
+        self.parts.iter().map(Partition::size_bytes).sum()
+    }
+}
+
+impl std::fmt::Debug for BuildBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildBuffers")
+            .field("partitions", &self.parts.len())
+            .field("size_bytes", &self.size_bytes())
+            .finish()
+    }
 }
 
 /// One thread's share of a chunk, its hashes grouped by range of lines, each range's in input
@@ -98,20 +160,51 @@ struct Partition {
 }
 
 impl Partition {
-    /// A partition for up to `hashes` hashes over `ranges` ranges: every block but each
-    /// range's open one is full, so `hashes / BLOCK + ranges` blocks always suffice. `None`
-    /// where the pool cannot be allocated.
-    fn new(ranges: usize, hashes: usize) -> Option<Self> {
-        let blocks = hashes.div_ceil(BLOCK) + ranges;
-        let pool = LineBuf::zeroed(blocks * (BLOCK / 8)).ok()?;
-        let mut part = Partition {
-            pool,
-            full: vec![Vec::new(); ranges],
-            next: vec![0; ranges],
+    /// A partition that holds nothing; [`prepare`](Self::prepare) sizes it.
+    fn empty() -> Self {
+        Partition {
+            pool: LineBuf::from(Vec::new()),
+            full: Vec::new(),
+            next: Vec::new(),
             used: 0,
-        };
-        part.clear();
-        Some(part)
+        }
+    }
+
+    /// Readies this partition, emptied, for up to `hashes` hashes over `ranges` ranges: every
+    /// block but each range's open one is full, so `hashes / BLOCK + ranges` blocks always
+    /// suffice. A pool already that large is reused as it is (its old hashes are never read:
+    /// only what [`fill`](Self::fill) writes after this is); a smaller one is replaced.
+    /// `false`, the partition left empty, where the pool cannot be allocated.
+    fn prepare(&mut self, ranges: usize, hashes: usize) -> bool {
+        let lines = hashes
+            .div_ceil(BLOCK)
+            .saturating_add(ranges)
+            .saturating_mul(BLOCK / 8);
+        if self.pool.len() < lines {
+            // The old pool goes first, so the two are never held at once.
+            *self = Partition::empty();
+            match LineBuf::zeroed(lines) {
+                Ok(pool) => self.pool = pool,
+                Err(_) => return false,
+            }
+        }
+        self.full.resize_with(ranges, Vec::new);
+        self.next.resize(ranges, 0);
+        self.clear();
+        true
+    }
+
+    /// The bytes this partition holds.
+    fn size_bytes(&self) -> usize {
+        let lists: usize = self
+            .full
+            .iter()
+            .map(|f| f.capacity() * size_of::<usize>())
+            .sum();
+        self.pool.len() * size_of::<Line>()
+            + lists
+            + self.full.capacity() * size_of::<Vec<usize>>()
+            + self.next.capacity() * size_of::<usize>()
     }
 
     /// Empties every bucket: range `r` gets block `r` as its open block.
@@ -170,25 +263,31 @@ impl Partition {
 
 impl BlockedBloom {
     /// Inserts `hashes` through partitions on `threads` threads (rayon's, when more than one),
-    /// in chunks of [`CHUNK_KEYS_PER_LINE`] keys per line. Returns `false`, having inserted
-    /// nothing, where the partitions cannot be allocated. Never inlined: `insert_hashes` and
+    /// in chunks of [`CHUNK_KEYS_PER_LINE`] keys per line, sorting them into `buffers` (grown
+    /// where too small, kept for the caller). Returns `false`, having inserted nothing, where
+    /// the partitions cannot be allocated. Never inlined: `insert_hashes` and
     /// `par_insert_hashes` share this one compiled copy (inlined into `insert_hashes` with one
     /// thread known, the same partitioned insert took 7.95 against 5.35 ns per key at 256 MiB
     /// in one report, in `par_insert_hashes` on one thread; in another binary the two were
     /// level: code placement, not the algorithm).
     #[inline(never)]
-    pub(super) fn insert_partitioned(&mut self, hashes: &[u64], threads: usize) -> bool {
+    pub(super) fn insert_partitioned(
+        &mut self,
+        hashes: &[u64],
+        threads: usize,
+        buffers: &mut BuildBuffers,
+    ) -> bool {
         let total = self.lines.len();
         let ranges = ((total - 1) >> RANGE_SHIFT) + 1;
         let threads = threads.clamp(1, ranges);
         let chunk = chunk_len(hashes.len(), total);
         let share = chunk.div_ceil(threads);
-        let parts: Option<Vec<Partition>> = (0..threads)
-            .map(|_| Partition::new(ranges, share))
-            .collect();
-        let Some(mut parts) = parts else {
+        let parts = &mut buffers.parts;
+        parts.truncate(threads);
+        parts.resize_with(threads, Partition::empty);
+        if !parts.iter_mut().all(|part| part.prepare(ranges, share)) {
             return false;
-        };
+        }
         let k = self.hashes;
         // Each task's run of lines: whole ranges, the last run possibly shorter.
         let run = ranges.div_ceil(threads) << RANGE_SHIFT;
@@ -196,7 +295,7 @@ impl BlockedBloom {
             parts.iter_mut().for_each(Partition::clear);
             if threads == 1 {
                 parts[0].fill(piece, total);
-                insert_run(&mut self.lines, 0, total, k, &parts);
+                insert_run(&mut self.lines, 0, total, k, parts);
                 continue;
             }
             parts
@@ -206,7 +305,7 @@ impl BlockedBloom {
             self.lines
                 .par_chunks_mut(run)
                 .enumerate()
-                .for_each(|(task, lines)| insert_run(lines, task * run, total, k, &parts));
+                .for_each(|(task, lines)| insert_run(lines, task * run, total, k, parts));
         }
         true
     }
@@ -276,21 +375,28 @@ mod tests {
             .num_threads(3)
             .build()
             .unwrap();
+        // Buffers kept across every call below: other filters, batches and thread counts,
+        // their pools grown, reused larger than needed, and holding older calls' hashes.
+        let mut kept = BuildBuffers::new();
         // One range, a range and a bit, several ranges with a short last one; chunks of
-        // 8 keys per line, so the larger batches take several.
+        // 16 keys per line, so the larger batches take several.
         for lines in [1, 100, 4097, 3 * 4096 + 5, 20_000] {
             for hashes in [&uniform, &skewed, &mixed] {
                 let mut want = filter(lines);
                 hashes.iter().for_each(|&h| want.insert_hash(h));
                 for threads in [1, 2, 3, 5] {
-                    let mut got = filter(lines);
-                    assert!(pool.install(|| got.insert_partitioned(hashes, threads)));
-                    assert!(got == want, "{lines} lines, {threads} threads");
+                    for buffers in [&mut BuildBuffers::new(), &mut kept] {
+                        let mut got = filter(lines);
+                        let done =
+                            pool.install(|| got.insert_partitioned(hashes, threads, buffers));
+                        assert!(done);
+                        assert!(got == want, "{lines} lines, {threads} threads");
+                    }
                 }
             }
         }
         let mut empty = filter(10);
-        assert!(empty.insert_partitioned(&[], 2));
+        assert!(empty.insert_partitioned(&[], 2, &mut BuildBuffers::new()));
         assert!(empty == filter(10));
     }
 
@@ -325,7 +431,8 @@ mod tests {
     fn a_partition_keeps_each_ranges_hashes_in_order() {
         let total = 5 << RANGE_SHIFT;
         let hashes: Vec<u64> = (0..(3 * BLOCK as u64 + 7)).map(mix64).collect();
-        let mut part = Partition::new(5, hashes.len()).unwrap();
+        let mut part = Partition::empty();
+        assert!(part.prepare(5, hashes.len()));
         part.fill(&hashes, total);
         for range in 0..5 {
             let mut got = Vec::new();
@@ -342,12 +449,33 @@ mod tests {
     #[test]
     fn only_large_batches_into_large_filters_on_many_threads_are_partitioned() {
         let lines = MIN_BYTES / size_of::<Line>();
-        let t = MIN_THREADS;
-        assert!(use_for(lines, lines * MIN_KEYS_PER_LINE, t));
-        assert!(use_for(lines, lines * MIN_KEYS_PER_LINE, 64));
-        assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE, t - 1));
-        assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE - 1, t));
-        assert!(!use_for(lines - 1, lines * 100, t));
+        for (t, kept) in [(MIN_THREADS, false), (MIN_THREADS_KEPT, true)] {
+            assert!(use_for(lines, lines * MIN_KEYS_PER_LINE, t, kept));
+            assert!(use_for(lines, lines * MIN_KEYS_PER_LINE, 64, kept));
+            assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE, t - 1, kept));
+            assert!(!use_for(lines, lines * MIN_KEYS_PER_LINE - 1, t, kept));
+            assert!(!use_for(lines - 1, lines * 100, t, kept));
+        }
+        assert!(!use_for(lines, lines * 100, MIN_THREADS - 1, false));
+    }
+
+    /// Kept buffers grow to what a call needs and are reused as they are by a call that needs
+    /// no more; a new one holds nothing.
+    #[test]
+    fn kept_buffers_grow_once_and_are_reused() {
+        let hashes: Vec<u64> = (0..50_000).map(mix64).collect();
+        let mut buffers = BuildBuffers::new();
+        assert_eq!(buffers.size_bytes(), 0);
+        let mut f = filter(3 * 4096);
+        assert!(f.insert_partitioned(&hashes, 2, &mut buffers));
+        let grown = buffers.size_bytes();
+        assert!(grown >= hashes.len() * 8, "{grown}");
+        assert!(f.insert_partitioned(&hashes[..10_000], 2, &mut buffers));
+        assert_eq!(buffers.size_bytes(), grown);
+        assert!(format!("{buffers:?}").contains("partitions: 2"));
+        // One thread needs one partition: the other is let go.
+        assert!(f.insert_partitioned(&hashes[..100], 1, &mut buffers));
+        assert!(buffers.size_bytes() < grown);
     }
 }
 
@@ -374,7 +502,9 @@ mod timing {
             "partitioned, 1 thread",
             "tasks, 2 threads",
             "partitioned, 2 threads",
+            "partitioned, kept, 2",
         ];
+        let mut kept = BuildBuffers::new();
         let mut ns = vec![Vec::new(); names.len()];
         for round in 0..7 {
             for j in 0..names.len() {
@@ -384,9 +514,18 @@ mod timing {
                 let started = Instant::now();
                 match way {
                     0 => one.install(|| f.insert_hashes(&keys)),
-                    1 => assert!(one.install(|| f.insert_partitioned(&keys, 1))),
+                    1 => assert!(one.install(|| f.insert_partitioned(
+                        &keys,
+                        1,
+                        &mut BuildBuffers::new()
+                    ))),
                     2 => two.install(|| f.par_insert_hashes(&keys)),
-                    _ => assert!(two.install(|| f.insert_partitioned(&keys, 2))),
+                    3 => assert!(two.install(|| f.insert_partitioned(
+                        &keys,
+                        2,
+                        &mut BuildBuffers::new()
+                    ))),
+                    _ => two.install(|| f.par_insert_hashes_with(&keys, &mut kept)),
                 }
                 ns[way].push(started.elapsed().as_secs_f64() * 1e9 / n as f64);
             }

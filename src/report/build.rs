@@ -25,6 +25,7 @@ use super::ceiling::empty_filter;
 use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::measure::{Stat, ns_per_op, thread_pool, unpinned};
+use crate::blocked::BuildBuffers;
 use crate::error::{Error, Result};
 
 /// Keys per call of the input-order way: the bulk-insert table's chunk.
@@ -39,8 +40,10 @@ pub struct BuildRow {
     pub bytes: usize,
     /// Keys inserted.
     pub items: usize,
-    /// `insert_hashes per 1 Mi keys` (input order), `insert_hashes whole batch` or
-    /// `par_insert_hashes whole batch`.
+    /// `insert_hashes per 1 Mi keys` (input order), `insert_hashes whole batch`,
+    /// `par_insert_hashes whole batch` or `par_insert_hashes_with whole batch (buffers kept)`
+    /// (one [`BuildBuffers`] per pool, kept from rep to rep: its first rep pays their
+    /// allocation, the others reuse them).
     pub method: String,
     /// Threads: 1 for `insert_hashes` (a pool of one pinned thread), else the pool's.
     pub threads: usize,
@@ -55,7 +58,8 @@ pub struct BuildRow {
 }
 
 /// The builds of a blocked filter of `items` keys: see the module docs. An error where the
-/// keys and two filters would not fit in half the machine's memory (`memory`, when known).
+/// keys, the filter and the partitioned insert's buffers would not fit in half the machine's
+/// memory (`memory`, when known).
 pub fn measure_builds(
     items: usize,
     target_bytes: usize,
@@ -65,8 +69,9 @@ pub fn measure_builds(
 ) -> Result<Vec<BuildRow>> {
     let empty = || empty_filter(items, config);
     let bytes = empty()?.size_bytes();
-    // The keys, the filter being built and the partitioned insert's buffers (up to its size).
-    let needed = (items as u64 * 8).saturating_add(bytes as u64 * 3);
+    // The keys, the filter being built and the partitioned insert's buffers (up to twice its
+    // size), and the buffers each pool's kept way holds from one rep to the next.
+    let needed = (items as u64 * 8).saturating_add(bytes as u64 * (3 + 2 * pools.len() as u64));
     if let Some(memory) = memory
         && needed > memory / 2
     {
@@ -80,15 +85,34 @@ pub fn measure_builds(
         .map(|i| key_hash(config.seed, 0, i))
         .collect();
     let lines = bytes / size_of::<crate::blocked::Line>();
-    let mut ways: Vec<(String, usize, bool, Option<&rayon::ThreadPool>)> = vec![
-        ("insert_hashes per 1 Mi keys".into(), 1, false, None),
-        ("insert_hashes whole batch".into(), 1, false, None),
+    // (method, threads, partitioned, pool, buffers kept from rep to rep).
+    type Way<'a> = (
+        String,
+        usize,
+        bool,
+        Option<&'a rayon::ThreadPool>,
+        Option<BuildBuffers>,
+    );
+    let mut ways: Vec<Way> = vec![
+        ("insert_hashes per 1 Mi keys".into(), 1, false, None, None),
+        ("insert_hashes whole batch".into(), 1, false, None, None),
     ];
-    ways.extend(pools.iter().map(|(threads, pool)| {
+    for (threads, pool) in pools {
+        let partitioned = crate::blocked::partitions(lines, items, *threads, false);
         let method = "par_insert_hashes whole batch".into();
-        let partitioned = crate::blocked::partitions(lines, items, *threads);
-        (method, *threads, partitioned, Some(pool))
-    }));
+        ways.push((method, *threads, partitioned, Some(pool), None));
+        if *threads > 1 {
+            let partitioned = crate::blocked::partitions(lines, items, *threads, true);
+            let method = "par_insert_hashes_with whole batch (buffers kept)".into();
+            ways.push((
+                method,
+                *threads,
+                partitioned,
+                Some(pool),
+                Some(BuildBuffers::new()),
+            ));
+        }
+    }
     // Every way runs on a pool's pinned threads, the sequential ones on a pool of one, while
     // the measuring thread waits unpinned, as in `examples/bulk_scaling.rs` (`whole`), so the
     // two measure the same thing.
@@ -106,13 +130,17 @@ pub fn measure_builds(
             let keys = black_box(&keys);
             let took = unpinned(|| {
                 let started = Instant::now();
-                match (i, ways[i].3) {
-                    (0, _) => one.install(|| {
+                let (_, _, _, pool, buffers) = &mut ways[i];
+                match (i, pool, buffers) {
+                    (0, _, _) => one.install(|| {
                         keys.chunks(PIECE)
                             .for_each(|piece| filter.insert_hashes(piece))
                     }),
-                    (_, None) => one.install(|| filter.insert_hashes(keys)),
-                    (_, Some(pool)) => pool.install(|| filter.par_insert_hashes(keys)),
+                    (_, None, _) => one.install(|| filter.insert_hashes(keys)),
+                    (_, Some(pool), None) => pool.install(|| filter.par_insert_hashes(keys)),
+                    (_, Some(pool), Some(buffers)) => {
+                        pool.install(|| filter.par_insert_hashes_with(keys, buffers))
+                    }
                 }
                 started.elapsed()
             });
@@ -127,7 +155,7 @@ pub fn measure_builds(
     Ok(ways
         .into_iter()
         .zip(stats)
-        .map(|((method, threads, partitioned, _), insert)| BuildRow {
+        .map(|((method, threads, partitioned, _, _), insert)| BuildRow {
             target_bytes,
             bytes,
             items,

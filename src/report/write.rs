@@ -617,9 +617,14 @@ fn write_build_table(w: &mut String, report: &Report) {
          are first sorted by range of 4096 lines (256 KiB), then each range takes its keys \
          with its lines in the cache; each thread sorts its share and inserts its own ranges, \
          so no thread reads all the keys. On fewer threads each task reads every key and \
-         inserts those of its run of lines, as in the bulk-insert table. **Speedup** is over \
+         inserts those of its run of lines, as in the bulk-insert table. \
+         `par_insert_hashes_with` keeps those buffers from one call to the next (one \
+         `BuildBuffers` per pool, kept from sample to sample, so only its first sample pays \
+         their page faults), as a storage engine building one file's filter after another \
+         would; with them kept, partitioning starts at {} threads. **Speedup** is over \
          `insert_hashes whole batch` (the sequential rate).\n",
-        crate::blocked::PARTITION_MIN_THREADS
+        crate::blocked::PARTITION_MIN_THREADS,
+        crate::blocked::PARTITION_MIN_THREADS_KEPT
     );
     let _ = writeln!(
         w,
