@@ -42,11 +42,13 @@
 //! fed 1 Mi keys at a time (the keys in input order, the prefetching insert), `insert_hashes`
 //! of the whole batch (the same insert in one call), `par_insert_hashes` of the whole batch
 //! on one pinned thread and on THREADS (partitioned from 4 threads on, for filters past
-//! 32 MiB). Prints the median and range of each, and each one's speedup over the one-call
+//! 32 MiB), and `par_insert_hashes_with` on THREADS, one `BuildBuffers` kept from round to
+//! round (partitioned from 2 threads on; its first round pays the buffers' first touch).
+//! Prints the median and range of each, and each one's speedup over the one-call
 //! `insert_hashes`.
 
-use linebloom::BlockedBloom;
 use linebloom::hash::mix64;
+use linebloom::{BlockedBloom, BuildBuffers};
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -175,7 +177,9 @@ type Build<'a> = dyn Fn(&mut BlockedBloom) + 'a;
 fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
     let one = pinned_pool(1);
     let keys: Vec<u64> = (0..items as u64).map(mix64).collect();
-    let ways: [(&str, &Build); 4] = [
+    // Kept from round to round, as a storage engine building filter after filter keeps them.
+    let buffers = std::sync::Mutex::new(BuildBuffers::new());
+    let ways: [(&str, &Build); 5] = [
         ("insert_hashes, 1 Mi at a time", &|f| {
             one.install(|| keys.chunks(1 << 20).for_each(|c| f.insert_hashes(c)))
         }),
@@ -188,6 +192,10 @@ fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
         ("par_insert_hashes, THREADS", &|f| {
             pool.install(|| f.par_insert_hashes(&keys))
         }),
+        ("par_insert_hashes_with, THREADS", &|f| {
+            let kept: &mut BuildBuffers = &mut buffers.lock().unwrap();
+            pool.install(|| f.par_insert_hashes_with(&keys, kept))
+        }),
     ];
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
     let mut first: Option<BlockedBloom> = None;
@@ -196,7 +204,8 @@ fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
         // input-order one ends each round, and the filter's lines are touched before the clock
         // starts (this VM's free page reporting makes a fresh mapping's first touch cost
         // more or less, depending on when the memory was last freed; `src/report/build.rs`).
-        let order = (0..3).map(|j| 1 + (j + round) % 3).chain([0]);
+        let turns = ways.len() - 1;
+        let order = (0..turns).map(|j| 1 + (j + round) % turns).chain([0]);
         for i in order {
             let (name, way) = &ways[i];
             let mut f = filter(items);
@@ -223,7 +232,7 @@ fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
         let m = median(v);
         let name = name.replace("THREADS", &format!("{threads} threads"));
         println!(
-            "  {name:<32} {m:6.2} ({:.2}-{:.2})  {:.2}x",
+            "  {name:<34} {m:6.2} ({:.2}-{:.2})  {:.2}x",
             v[0],
             v[v.len() - 1],
             base / m
