@@ -1,14 +1,14 @@
 //! Inserts into the blocked filter: one by one, batched with prefetch, and rayon bulk with all
 //! threads, at sizes from in-L1 to far past the last-level cache (10 bits/key); and, for
-//! filters of 32 MiB and more, building a new filter from all its keys in one call (the
-//! partitioned insert), sequential and rayon. Quick run:
+//! filters of 32 MiB and more, building a new filter from all its keys in one call,
+//! sequential, rayon, and rayon with the partitioned insert's buffers kept. Quick run:
 //! `LINEBLOOM_BENCH_MAX_MIB=16 cargo bench --bench insert`.
 
 mod common;
 
 use common::*;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use linebloom::BlockedBloom;
+use linebloom::{BlockedBloom, BuildBuffers};
 
 /// One pool of every available thread for the whole run, the bench thread pinned once it is
 /// built: threads inherit their creator's CPU affinity, so a pool built after pinning would run
@@ -53,8 +53,11 @@ fn insert(c: &mut Criterion) {
 }
 
 /// A new filter built from all its keys in one call, each iteration on a fresh filter (page
-/// faults included, as a build pays them): `insert_hashes` and `par_insert_hashes` take the
-/// partitioned insert here (at least 4 keys per line, at least 32 MiB).
+/// faults included, as a build pays them). With at least 4 keys per line into at least
+/// 32 MiB, `par_insert_hashes` takes the partitioned insert on 4 threads or more, and
+/// `par_insert_hashes_with` on 2 or more, its `BuildBuffers` kept from iteration to iteration
+/// (as a storage engine building filter after filter keeps them); `insert_hashes` keeps the
+/// keys in input order.
 fn build(c: &mut Criterion) {
     let &(threads, ref pool) = pool_then_pin();
     for bytes in sizes().into_iter().filter(|&b| b >= 32 << 20) {
@@ -73,6 +76,17 @@ fn build(c: &mut Criterion) {
                 b.iter_batched(
                     empty,
                     |mut f| pool.install(|| f.par_insert_hashes(&hs)),
+                    BatchSize::PerIteration,
+                )
+            },
+        );
+        let mut buffers = BuildBuffers::new();
+        group.bench_function(
+            BenchmarkId::new(format!("par_insert_hashes_with_{threads}threads"), items),
+            |b| {
+                b.iter_batched(
+                    empty,
+                    |mut f| pool.install(|| f.par_insert_hashes_with(&hs, &mut buffers)),
                     BatchSize::PerIteration,
                 )
             },

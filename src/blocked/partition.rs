@@ -40,9 +40,37 @@ const BLOCK: usize = 512;
 
 /// Lines per range, as a power of two: 4096 lines, 256 KiB, within the 1 MiB L2 of the
 /// development machines with room for the next range's lines. 2048 and 8192 lines per range
-/// were level with it (`cargo run --release --example bulk_scaling -- 2 100 whole`, two
-/// alternating runs each, Zen 4: 2 threads 2.36-2.56 ns per key for all three).
+/// were level with it at 119 MiB (`cargo run --release --example bulk_scaling -- 2 100
+/// whole`, two alternating runs each, Zen 4: 2 threads 2.36-2.56 ns per key for all three).
+/// Filters of more than [`MAX_RANGES`] such ranges take ranges of 8192 lines: see
+/// [`range_shift`].
 const RANGE_SHIFT: u32 = 12;
+
+/// The most ranges a filter is split into before its ranges double in size, and, on fewer
+/// than [`MIN_THREADS`] threads, the most for which the partitioned insert runs at all. The
+/// sort writes to every range's open block in turn, so its cost grows with their number once
+/// those lines no longer fit L1. 2 threads, buffers kept, medians of seven builds
+/// (`partitioned_build_times` below with `N=`, Zen 4, 2026-11-24): at 512 MiB, 2048 ranges of
+/// 4096 lines took 3.38 ns per key, 1024 of 8192 lines 2.49, 512 of 16 384 (1 MiB, the L2's
+/// size) 3.36, the scanning tasks 2.96-3.29, input order on one thread 4.52-4.64; at 256 MiB,
+/// 1024 ranges of 4096 lines 2.24-2.44 against 512 of 8192 2.39-3.07 (two alternating pairs),
+/// the tasks 3.05-3.48, input order 4.35-4.53.
+const MAX_RANGES: usize = 1024;
+
+/// The range size, as a shift, for a filter of `lines` lines: [`RANGE_SHIFT`], or one more
+/// for filters of more than [`MAX_RANGES`] ranges of that size.
+fn range_shift(lines: usize) -> u32 {
+    if lines > MAX_RANGES << RANGE_SHIFT {
+        RANGE_SHIFT + 1
+    } else {
+        RANGE_SHIFT
+    }
+}
+
+/// The number of ranges of a filter of `lines` lines (at least one line).
+fn ranges(lines: usize) -> usize {
+    ((lines.max(1) - 1) >> range_shift(lines)) + 1
+}
 
 /// Filters smaller than this are filled in input order: a filter that fits the last-level
 /// cache gains nothing from sorting its keys first. One thread, a whole batch against 1 Mi
@@ -95,7 +123,10 @@ pub(crate) const MIN_THREADS_KEPT: usize = 2;
 /// call) or [`BlockedBloom::par_insert_hashes_with`] (`kept` true).
 pub(crate) fn use_for(lines: usize, keys: usize, threads: usize, kept: bool) -> bool {
     let fewest = if kept { MIN_THREADS_KEPT } else { MIN_THREADS };
-    threads >= fewest && lines * size_of::<Line>() >= MIN_BYTES && keys / lines >= MIN_KEYS_PER_LINE
+    threads >= fewest
+        && lines * size_of::<Line>() >= MIN_BYTES
+        && keys / lines >= MIN_KEYS_PER_LINE
+        && (threads >= MIN_THREADS || ranges(lines) <= MAX_RANGES)
 }
 
 /// The memory the partitioned insert sorts a batch into, kept from one call to the next: pass
@@ -217,12 +248,13 @@ impl Partition {
         self.used = self.next.len();
     }
 
-    /// Appends each of `hashes` to the bucket of its range of lines (of `total`). At most
-    /// the `hashes` [`new`](Self::new) was sized for, since the last [`clear`](Self::clear).
-    fn fill(&mut self, hashes: &[u64], total: usize) {
+    /// Appends each of `hashes` to the bucket of its range of lines (of `total`, in ranges of
+    /// `1 << shift` lines). At most the `hashes` [`prepare`](Self::prepare) was sized for,
+    /// since the last [`clear`](Self::clear).
+    fn fill(&mut self, hashes: &[u64], total: usize, shift: u32) {
         let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut self.pool);
         for &h in hashes {
-            let range = line_index(h, total) >> RANGE_SHIFT;
+            let range = line_index(h, total) >> shift;
             let at = self.next[range];
             pool[at] = h;
             let mut next = at + 1;
@@ -277,8 +309,21 @@ impl BlockedBloom {
         threads: usize,
         buffers: &mut BuildBuffers,
     ) -> bool {
+        let shift = range_shift(self.lines.len());
+        self.insert_partitioned_in(hashes, threads, buffers, shift)
+    }
+
+    /// [`insert_partitioned`](Self::insert_partitioned) in ranges of `1 << shift` lines (the
+    /// tests take every range size through small filters).
+    fn insert_partitioned_in(
+        &mut self,
+        hashes: &[u64],
+        threads: usize,
+        buffers: &mut BuildBuffers,
+        shift: u32,
+    ) -> bool {
         let total = self.lines.len();
-        let ranges = ((total - 1) >> RANGE_SHIFT) + 1;
+        let ranges = ((total - 1) >> shift) + 1;
         let threads = threads.clamp(1, ranges);
         let chunk = chunk_len(hashes.len(), total);
         let share = chunk.div_ceil(threads);
@@ -290,22 +335,22 @@ impl BlockedBloom {
         }
         let k = self.hashes;
         // Each task's run of lines: whole ranges, the last run possibly shorter.
-        let run = ranges.div_ceil(threads) << RANGE_SHIFT;
+        let run = ranges.div_ceil(threads) << shift;
         for piece in hashes.chunks(chunk) {
             parts.iter_mut().for_each(Partition::clear);
             if threads == 1 {
-                parts[0].fill(piece, total);
-                insert_run(&mut self.lines, 0, total, k, parts);
+                parts[0].fill(piece, total, shift);
+                insert_run(&mut self.lines, 0, total, shift, k, parts);
                 continue;
             }
             parts
                 .par_iter_mut()
                 .zip(piece.par_chunks(piece.len().div_ceil(threads)))
-                .for_each(|(part, share)| part.fill(share, total));
+                .for_each(|(part, share)| part.fill(share, total, shift));
             self.lines
                 .par_chunks_mut(run)
                 .enumerate()
-                .for_each(|(task, lines)| insert_run(lines, task * run, total, k, parts));
+                .for_each(|(task, lines)| insert_run(lines, task * run, total, shift, k, parts));
         }
         true
     }
@@ -326,10 +371,18 @@ fn chunk_len(keys: usize, lines: usize) -> usize {
 }
 
 /// Inserts the keys of every partition whose range lies in `lines`, the filter's lines
-/// `first..` of `total` (`first` a multiple of the range size), range by range; while a range
+/// `first..` of `total` in ranges of `1 << shift` lines (`first` a multiple of the range
+/// size), range by range; while a range
 /// takes its keys, the lines of the next range in `lines` are prefetched, one per key.
-fn insert_run(lines: &mut [Line], first: usize, total: usize, k: u32, parts: &[Partition]) {
-    let size = 1 << RANGE_SHIFT;
+fn insert_run(
+    lines: &mut [Line],
+    first: usize,
+    total: usize,
+    shift: u32,
+    k: u32,
+    parts: &[Partition],
+) {
+    let size = 1 << shift;
     let mut start = 0;
     while start < lines.len() {
         let len = size.min(lines.len() - start);
@@ -338,7 +391,7 @@ fn insert_run(lines: &mut [Line], first: usize, total: usize, k: u32, parts: &[P
         let offset = first + start;
         let mut ahead = next.iter();
         for part in parts {
-            part.each_block(offset >> RANGE_SHIFT, |hashes| {
+            part.each_block(offset >> shift, |hashes| {
                 for &h in hashes {
                     if let Some(line) = ahead.next() {
                         prefetch_to(Level::L2, line);
@@ -392,6 +445,16 @@ mod tests {
                         assert!(done);
                         assert!(got == want, "{lines} lines, {threads} threads");
                     }
+                    // The larger ranges of large filters, through the same small ones.
+                    let mut got = filter(lines);
+                    let shift = RANGE_SHIFT + 1;
+                    let done = pool
+                        .install(|| got.insert_partitioned_in(hashes, threads, &mut kept, shift));
+                    assert!(done);
+                    assert!(
+                        got == want,
+                        "{lines} lines, {threads} threads, shift {shift}"
+                    );
                 }
             }
         }
@@ -430,10 +493,11 @@ mod tests {
     #[test]
     fn a_partition_keeps_each_ranges_hashes_in_order() {
         let total = 5 << RANGE_SHIFT;
+        assert_eq!(range_shift(total), RANGE_SHIFT);
         let hashes: Vec<u64> = (0..(3 * BLOCK as u64 + 7)).map(mix64).collect();
         let mut part = Partition::empty();
         assert!(part.prepare(5, hashes.len()));
-        part.fill(&hashes, total);
+        part.fill(&hashes, total, RANGE_SHIFT);
         for range in 0..5 {
             let mut got = Vec::new();
             part.each_block(range, |b| got.extend_from_slice(b));
@@ -457,6 +521,27 @@ mod tests {
             assert!(!use_for(lines - 1, lines * 100, t, kept));
         }
         assert!(!use_for(lines, lines * 100, MIN_THREADS - 1, false));
+        // Past MAX_RANGES ranges of 8192 lines (512 MiB), only on MIN_THREADS or more.
+        let most = MAX_RANGES << (RANGE_SHIFT + 1);
+        assert!(use_for(most, most * 100, MIN_THREADS_KEPT, true));
+        assert!(!use_for(most + 1, most * 100, MIN_THREADS_KEPT, true));
+        assert!(use_for(most + 1, most * 100, MIN_THREADS, true));
+        assert!(use_for(most + 1, most * 100, MIN_THREADS, false));
+    }
+
+    /// Ranges of 4096 lines up to MAX_RANGES of them, then of 8192; never more than MAX_RANGES
+    /// ranges up to 512 MiB.
+    #[test]
+    fn large_filters_take_larger_ranges() {
+        let limit = MAX_RANGES << RANGE_SHIFT;
+        assert_eq!(range_shift(1), RANGE_SHIFT);
+        assert_eq!(range_shift(limit), RANGE_SHIFT);
+        assert_eq!(ranges(limit), MAX_RANGES);
+        assert_eq!(range_shift(limit + 1), RANGE_SHIFT + 1);
+        assert_eq!(ranges(limit + 1), MAX_RANGES / 2 + 1);
+        assert_eq!(ranges(2 * limit), MAX_RANGES);
+        assert_eq!(ranges(2 * limit + 1), MAX_RANGES + 1);
+        assert_eq!(ranges(1), 1);
     }
 
     /// Kept buffers grow to what a call needs and are reused as they are by a call that needs
