@@ -2,8 +2,11 @@
 //! engine builds the filter of a file it has just written. The bulk-insert table times large
 //! filters in chunks of 1 Mi keys (filling a filter piece by piece, where each call holds less
 //! than one key per line); on 4 threads or more, a batch of several keys per line into a
-//! filter past the cache takes the partitioned insert instead (`blocked/partition.rs`). This
-//! table measures every way against the same keys inserted in input order.
+//! filter past the cache takes the partitioned insert instead (`blocked/partition.rs`), and
+//! from 2 threads on with its buffers kept from call to call (`par_insert_hashes_with`, one
+//! `BuildBuffers` per pool kept from rep to rep, as a storage engine building filter after
+//! filter keeps them). This table measures every way against the same keys inserted in input
+//! order.
 //!
 //! Each sample builds a new filter whose lines were touched before the clock starts, so the
 //! figures hold the partitioned insert's own buffers' page faults but not the filter's. This
