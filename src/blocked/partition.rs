@@ -69,7 +69,12 @@ fn range_shift(lines: usize) -> u32 {
 
 /// The number of ranges of a filter of `lines` lines (at least one line).
 fn ranges(lines: usize) -> usize {
-    ((lines.max(1) - 1) >> range_shift(lines)) + 1
+    ranges_of(lines, range_shift(lines))
+}
+
+/// The number of ranges of `1 << shift` lines that `lines` lines (at least one) make.
+fn ranges_of(lines: usize, shift: u32) -> usize {
+    ((lines.max(1) - 1) >> shift) + 1
 }
 
 /// Filters smaller than this are filled in input order: a filter that fits the last-level
@@ -323,7 +328,7 @@ impl BlockedBloom {
         shift: u32,
     ) -> bool {
         let total = self.lines.len();
-        let ranges = ((total - 1) >> shift) + 1;
+        let ranges = ranges_of(total, shift);
         let threads = threads.clamp(1, ranges);
         let chunk = chunk_len(hashes.len(), total);
         let share = chunk.div_ceil(threads);
