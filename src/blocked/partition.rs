@@ -549,6 +549,34 @@ mod tests {
         assert_eq!(ranges(1), 1);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// One set of buffers kept through a random sequence of builds (filter sizes, batch
+        /// sizes, thread counts, range sizes): every build sets exactly the bits of inserting
+        /// its keys one at a time, whatever earlier builds left in the buffers.
+        #[test]
+        fn kept_buffers_never_change_the_bits(
+            builds in proptest::collection::vec(
+                (1usize..20_000, 0usize..60_000, 1usize..6, 0u32..2, proptest::prelude::any::<u64>()),
+                1..4,
+            )
+        ) {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            let mut kept = BuildBuffers::new();
+            for (lines, keys, threads, wider, seed) in builds {
+                let hashes: Vec<u64> = (0..keys as u64).map(|i| mix64(seed ^ i)).collect();
+                let mut want = filter(lines);
+                hashes.iter().for_each(|&h| want.insert_hash(h));
+                let mut got = filter(lines);
+                let shift = RANGE_SHIFT + wider;
+                let done = pool
+                    .install(|| got.insert_partitioned_in(&hashes, threads, &mut kept, shift));
+                proptest::prop_assert!(done);
+                proptest::prop_assert!(got == want, "{} lines, {} keys, {} threads", lines, keys, threads);
+            }
+        }
+    }
+
     /// Kept buffers grow to what a call needs and are reused as they are by a call that needs
     /// no more; a new one holds nothing.
     #[test]
