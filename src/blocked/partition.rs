@@ -331,33 +331,64 @@ impl BlockedBloom {
         let ranges = ranges_of(total, shift);
         let threads = threads.clamp(1, ranges);
         let chunk = chunk_len(hashes.len(), total);
-        let share = chunk.div_ceil(threads);
-        let parts = &mut buffers.parts;
-        parts.truncate(threads);
-        parts.resize_with(threads, Partition::empty);
-        if !parts.iter_mut().all(|part| part.prepare(ranges, share)) {
+        if !buffers.prepare(threads, ranges, chunk.div_ceil(threads)) {
             return false;
         }
-        let k = self.hashes;
-        // Each task's run of lines: whole ranges, the last run possibly shorter.
-        let run = ranges.div_ceil(threads) << shift;
         for piece in hashes.chunks(chunk) {
-            parts.iter_mut().for_each(Partition::clear);
-            if threads == 1 {
-                parts[0].fill(piece, total, shift);
-                insert_run(&mut self.lines, 0, total, shift, k, parts);
-                continue;
-            }
-            parts
-                .par_iter_mut()
-                .zip(piece.par_chunks(piece.len().div_ceil(threads)))
-                .for_each(|(part, share)| part.fill(share, total, shift));
-            self.lines
+            buffers.fill(piece, total, shift);
+            buffers.insert_into(&mut self.lines, shift, self.hashes);
+        }
+        true
+    }
+}
+
+impl BuildBuffers {
+    /// Readies `threads` partitions, emptied, each for up to `share` hashes over `ranges`
+    /// ranges (see [`Partition::prepare`]). `false` where the memory cannot be had.
+    pub(super) fn prepare(&mut self, threads: usize, ranges: usize, share: usize) -> bool {
+        self.parts.truncate(threads);
+        self.parts.resize_with(threads, Partition::empty);
+        self.parts
+            .iter_mut()
+            .all(|part| part.prepare(ranges, share))
+    }
+
+    /// The number of partitions [`prepare`](Self::prepare) readied.
+    pub(super) fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Sorts `piece` into the partitions, each taking an equal share of it (at most
+    /// `piece.len().div_ceil(partitions)`), in parallel on more than one, into ranges of
+    /// `1 << shift` of `total` lines.
+    pub(super) fn fill(&mut self, piece: &[u64], total: usize, shift: u32) {
+        if let [part] = self.parts.as_mut_slice() {
+            part.fill(piece, total, shift);
+            return;
+        }
+        let share = piece.len().div_ceil(self.parts.len()).max(1);
+        self.parts
+            .par_iter_mut()
+            .zip(piece.par_chunks(share))
+            .for_each(|(part, share)| part.fill(share, total, shift));
+    }
+
+    /// Inserts every partition's hashes into `lines` (ranges of `1 << shift` lines, `k`
+    /// probes), each thread a run of whole ranges, then empties the partitions.
+    pub(super) fn insert_into(&mut self, lines: &mut [Line], shift: u32, k: u32) {
+        let total = lines.len();
+        let parts = &self.parts;
+        if parts.len() == 1 {
+            insert_run(lines, 0, total, shift, k, parts);
+        } else {
+            // Each task's run of lines: whole ranges, the last run possibly shorter.
+            let run = ranges_of(total, shift).div_ceil(parts.len()) << shift;
+            lines
                 .par_chunks_mut(run)
                 .enumerate()
                 .for_each(|(task, lines)| insert_run(lines, task * run, total, shift, k, parts));
         }
-        true
+        self.parts.iter_mut().for_each(Partition::clear);
     }
 }
 
