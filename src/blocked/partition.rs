@@ -353,11 +353,6 @@ impl BuildBuffers {
             .all(|part| part.prepare(ranges, share))
     }
 
-    /// The number of partitions [`prepare`](Self::prepare) readied.
-    pub(super) fn partitions(&self) -> usize {
-        self.parts.len()
-    }
-
     /// Sorts `piece` into the partitions, each taking an equal share of it (at most
     /// `piece.len().div_ceil(partitions)`), in parallel on more than one, into ranges of
     /// `1 << shift` of `total` lines.
