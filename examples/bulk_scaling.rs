@@ -42,8 +42,9 @@
 //! fed 1 Mi keys at a time (the keys in input order, the prefetching insert), `insert_hashes`
 //! of the whole batch (the same insert in one call), `par_insert_hashes` of the whole batch
 //! on one pinned thread and on THREADS (partitioned from 4 threads on, for filters past
-//! 32 MiB), and `par_insert_hashes_with` on THREADS, one `BuildBuffers` kept from round to
-//! round (partitioned from 2 threads on; its first round pays the buffers' first touch).
+//! 32 MiB), `par_insert_hashes_with` on THREADS, one `BuildBuffers` kept from round to
+//! round (partitioned from 2 threads on; its first round pays the buffers' first touch), and
+//! `par_fill` fed 1 Mi keys at a time on THREADS, with the same buffers.
 //! Prints the median and range of each, and each one's speedup over the one-call
 //! `insert_hashes`.
 
@@ -179,7 +180,7 @@ fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
     let keys: Vec<u64> = (0..items as u64).map(mix64).collect();
     // Kept from round to round, as a storage engine building filter after filter keeps them.
     let buffers = std::sync::Mutex::new(BuildBuffers::new());
-    let ways: [(&str, &Build); 5] = [
+    let ways: [(&str, &Build); 6] = [
         ("insert_hashes, 1 Mi at a time", &|f| {
             one.install(|| keys.chunks(1 << 20).for_each(|c| f.insert_hashes(c)))
         }),
@@ -195,6 +196,13 @@ fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
         ("par_insert_hashes_with, THREADS", &|f| {
             let kept: &mut BuildBuffers = &mut buffers.lock().unwrap();
             pool.install(|| f.par_insert_hashes_with(&keys, kept))
+        }),
+        ("par_fill, 1 Mi at a time, THREADS", &|f| {
+            let kept: &mut BuildBuffers = &mut buffers.lock().unwrap();
+            pool.install(|| {
+                let mut fill = f.par_fill(kept);
+                keys.chunks(1 << 20).for_each(|c| fill.push(c));
+            })
         }),
     ];
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
@@ -232,7 +240,7 @@ fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
         let m = median(v);
         let name = name.replace("THREADS", &format!("{threads} threads"));
         println!(
-            "  {name:<34} {m:6.2} ({:.2}-{:.2})  {:.2}x",
+            "  {name:<37} {m:6.2} ({:.2}-{:.2})  {:.2}x",
             v[0],
             v[v.len() - 1],
             base / m

@@ -61,7 +61,7 @@ mod prefetch;
 pub mod report;
 
 pub use blocked::{
-    AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef, BuildBuffers,
+    AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef, BuildBuffers, ParFill,
 };
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
 pub use cuckoo::{CuckooFilter, CuckooFilterBuilder};

@@ -16,6 +16,7 @@
 mod atomic;
 mod batch;
 mod batch_asm;
+mod fill;
 mod pages;
 mod partition;
 mod setops;
@@ -31,6 +32,7 @@ use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
 pub(crate) use batch::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
+pub use fill::ParFill;
 pub use pages::HUGE_PAGE_MIN_BYTES;
 pub(crate) use pages::LineBuf;
 pub use partition::BuildBuffers;

@@ -59,7 +59,7 @@ const MAX_RANGES: usize = 1024;
 
 /// The range size, as a shift, for a filter of `lines` lines: [`RANGE_SHIFT`], or one more
 /// for filters of more than [`MAX_RANGES`] ranges of that size.
-fn range_shift(lines: usize) -> u32 {
+pub(super) fn range_shift(lines: usize) -> u32 {
     if lines > MAX_RANGES << RANGE_SHIFT {
         RANGE_SHIFT + 1
     } else {
@@ -73,7 +73,7 @@ fn ranges(lines: usize) -> usize {
 }
 
 /// The number of ranges of `1 << shift` lines that `lines` lines (at least one) make.
-fn ranges_of(lines: usize, shift: u32) -> usize {
+pub(super) fn ranges_of(lines: usize, shift: u32) -> usize {
     ((lines.max(1) - 1) >> shift) + 1
 }
 
@@ -132,6 +132,24 @@ pub(crate) fn use_for(lines: usize, keys: usize, threads: usize, kept: bool) -> 
         && lines * size_of::<Line>() >= MIN_BYTES
         && keys / lines >= MIN_KEYS_PER_LINE
         && (threads >= MIN_THREADS || ranges(lines) <= MAX_RANGES)
+}
+
+/// Whether a fill piece by piece ([`BlockedBloom::par_fill`]) of a filter of `lines` lines
+/// on `threads` threads goes through partitions: where a whole batch of many keys per line
+/// would with kept buffers.
+pub(super) fn fills(lines: usize, threads: usize) -> bool {
+    use_for(
+        lines,
+        lines.saturating_mul(MIN_KEYS_PER_LINE),
+        threads,
+        true,
+    )
+}
+
+/// The most keys a chunk of a batch into `lines` lines holds: [`CHUNK_KEYS_PER_LINE`] per
+/// line, at least 1.
+pub(super) fn chunk_keys(lines: usize) -> usize {
+    lines.saturating_mul(CHUNK_KEYS_PER_LINE).max(1)
 }
 
 /// The memory the partitioned insert sorts a batch into, kept from one call to the next: pass
@@ -353,6 +371,11 @@ impl BuildBuffers {
             .all(|part| part.prepare(ranges, share))
     }
 
+    /// The number of partitions [`prepare`](Self::prepare) readied.
+    pub(super) fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
     /// Sorts `piece` into the partitions, each taking an equal share of it (at most
     /// `piece.len().div_ceil(partitions)`), in parallel on more than one, into ranges of
     /// `1 << shift` of `total` lines.
@@ -397,7 +420,7 @@ impl BuildBuffers {
 /// took 3.55-3.81 ns per key against 4.01-5.15 (medians of 7; minima 2.44-2.88 against
 /// 2.82-3.16; three alternating pairs of runs of the test in `timing` below, a noisy host).
 fn chunk_len(keys: usize, lines: usize) -> usize {
-    let most = lines.saturating_mul(CHUNK_KEYS_PER_LINE).max(1);
+    let most = chunk_keys(lines);
     keys.div_ceil(keys.div_ceil(most).max(1)).max(1)
 }
 
