@@ -103,7 +103,7 @@ fn a_tiny_sweep_writes_every_file() {
     }
     // Whole-batch builds of the 3 MiB filter only (the 16 KiB one is filled whole in the bulk
     // table already): in input order, one call, one call per pool and, on more than one
-    // thread, one call with buffers kept; too small to partition.
+    // thread, one call with buffers kept and a fill in pieces; too small to partition.
     let ways: Vec<(&str, usize)> = report
         .builds
         .iter()
@@ -117,6 +117,7 @@ fn a_tiny_sweep_writes_every_file() {
             ("par_insert_hashes whole batch", 1),
             ("par_insert_hashes whole batch", 2),
             ("par_insert_hashes_with whole batch (buffers kept)", 2),
+            ("par_fill per 1 Mi keys (buffers kept)", 2),
         ]
     );
     for b in &report.builds {

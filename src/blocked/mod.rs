@@ -38,7 +38,7 @@ pub(crate) use pages::LineBuf;
 pub use partition::BuildBuffers;
 pub(crate) use partition::{
     MIN_THREADS as PARTITION_MIN_THREADS, MIN_THREADS_KEPT as PARTITION_MIN_THREADS_KEPT,
-    use_for as partitions,
+    fills as partitioned_fill, use_for as partitions,
 };
 use simd::{lookup_mask_for, mask_for};
 

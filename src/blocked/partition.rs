@@ -137,7 +137,7 @@ pub(crate) fn use_for(lines: usize, keys: usize, threads: usize, kept: bool) -> 
 /// Whether a fill piece by piece ([`BlockedBloom::par_fill`]) of a filter of `lines` lines
 /// on `threads` threads goes through partitions: where a whole batch of many keys per line
 /// would with kept buffers.
-pub(super) fn fills(lines: usize, threads: usize) -> bool {
+pub(crate) fn fills(lines: usize, threads: usize) -> bool {
     use_for(
         lines,
         lines.saturating_mul(MIN_KEYS_PER_LINE),

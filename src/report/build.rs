@@ -44,9 +44,9 @@ pub struct BuildRow {
     /// Keys inserted.
     pub items: usize,
     /// `insert_hashes per 1 Mi keys` (input order), `insert_hashes whole batch`,
-    /// `par_insert_hashes whole batch` or `par_insert_hashes_with whole batch (buffers kept)`
-    /// (one [`BuildBuffers`] per pool, kept from rep to rep: its first rep pays their
-    /// allocation, the others reuse them).
+    /// `par_insert_hashes whole batch`, `par_insert_hashes_with whole batch (buffers kept)` or
+    /// `par_fill per 1 Mi keys (buffers kept)` (one [`BuildBuffers`] per pool for both, kept
+    /// from rep to rep: the first rep of the two pays their allocation).
     pub method: String,
     /// Threads: 1 for `insert_hashes` (a pool of one pinned thread), else the pool's.
     pub threads: usize,
@@ -73,7 +73,7 @@ pub fn measure_builds(
     let empty = || empty_filter(items, config);
     let bytes = empty()?.size_bytes();
     // The keys, the filter being built and the partitioned insert's buffers (up to twice its
-    // size), and the buffers each pool's kept way holds from one rep to the next.
+    // size), and the buffers each pool's kept ways hold from one rep to the next.
     let needed = (items as u64 * 8).saturating_add(bytes as u64 * (3 + 2 * pools.len() as u64));
     if let Some(memory) = memory
         && needed > memory / 2
@@ -88,34 +88,22 @@ pub fn measure_builds(
         .map(|i| key_hash(config.seed, 0, i))
         .collect();
     let lines = bytes / size_of::<crate::blocked::Line>();
-    // (method, threads, partitioned, pool, buffers kept from rep to rep).
-    type Way<'a> = (
-        String,
-        usize,
-        bool,
-        Option<&'a rayon::ThreadPool>,
-        Option<BuildBuffers>,
-    );
-    let mut ways: Vec<Way> = vec![
-        ("insert_hashes per 1 Mi keys".into(), 1, false, None, None),
-        ("insert_hashes whole batch".into(), 1, false, None, None),
+    let mut ways = vec![
+        Way::new(How::Pieces, 1, false),
+        Way::new(How::Whole, 1, false),
     ];
-    for (threads, pool) in pools {
-        let partitioned = crate::blocked::partitions(lines, items, *threads, false);
-        let method = "par_insert_hashes whole batch".into();
-        ways.push((method, *threads, partitioned, Some(pool), None));
+    for (p, (threads, _)) in pools.iter().enumerate() {
+        let partitioned = |kept| crate::blocked::partitions(lines, items, *threads, kept);
+        ways.push(Way::new(How::Par(p), *threads, partitioned(false)));
         if *threads > 1 {
-            let partitioned = crate::blocked::partitions(lines, items, *threads, true);
-            let method = "par_insert_hashes_with whole batch (buffers kept)".into();
-            ways.push((
-                method,
-                *threads,
-                partitioned,
-                Some(pool),
-                Some(BuildBuffers::new()),
-            ));
+            ways.push(Way::new(How::ParKept(p), *threads, partitioned(true)));
+            let fills = crate::blocked::partitioned_fill(lines, *threads);
+            ways.push(Way::new(How::Fill(p), *threads, fills));
         }
     }
+    // One set of buffers per pool, kept from rep to rep and shared by its two ways that keep
+    // them, as a storage engine would keep one.
+    let mut kept: Vec<BuildBuffers> = pools.iter().map(|_| BuildBuffers::new()).collect();
     // Every way runs on a pool's pinned threads, the sequential ones on a pool of one, while
     // the measuring thread waits unpinned, as in `examples/bulk_scaling.rs` (`whole`), so the
     // two measure the same thing.
@@ -133,16 +121,25 @@ pub fn measure_builds(
             let keys = black_box(&keys);
             let took = unpinned(|| {
                 let started = Instant::now();
-                let (_, _, _, pool, buffers) = &mut ways[i];
-                match (i, pool, buffers) {
-                    (0, _, _) => one.install(|| {
+                match ways[i].how {
+                    How::Pieces => one.install(|| {
                         keys.chunks(PIECE)
                             .for_each(|piece| filter.insert_hashes(piece))
                     }),
-                    (_, None, _) => one.install(|| filter.insert_hashes(keys)),
-                    (_, Some(pool), None) => pool.install(|| filter.par_insert_hashes(keys)),
-                    (_, Some(pool), Some(buffers)) => {
-                        pool.install(|| filter.par_insert_hashes_with(keys, buffers))
+                    How::Whole => one.install(|| filter.insert_hashes(keys)),
+                    How::Par(p) => pools[p].1.install(|| filter.par_insert_hashes(keys)),
+                    How::ParKept(p) => {
+                        let buffers = &mut kept[p];
+                        pools[p]
+                            .1
+                            .install(|| filter.par_insert_hashes_with(keys, buffers))
+                    }
+                    How::Fill(p) => {
+                        let buffers = &mut kept[p];
+                        pools[p].1.install(|| {
+                            let mut fill = filter.par_fill(buffers);
+                            keys.chunks(PIECE).for_each(|piece| fill.push(piece));
+                        })
                     }
                 }
                 started.elapsed()
@@ -158,16 +155,61 @@ pub fn measure_builds(
     Ok(ways
         .into_iter()
         .zip(stats)
-        .map(|((method, threads, partitioned, _, _), insert)| BuildRow {
+        .map(|(way, insert)| BuildRow {
             target_bytes,
             bytes,
             items,
-            method,
-            threads,
-            partitioned,
+            method: way.how.method().into(),
+            threads: way.threads,
+            partitioned: way.partitioned,
             mkeys_per_s: insert.mops(),
             speedup: insert.mops() / base,
             insert,
         })
         .collect())
+}
+
+/// How a way builds the filter; the pools by their index.
+#[derive(Clone, Copy)]
+enum How {
+    /// `insert_hashes`, 1 Mi keys per call, on one thread.
+    Pieces,
+    /// `insert_hashes` of the whole batch, on one thread.
+    Whole,
+    /// `par_insert_hashes` of the whole batch.
+    Par(usize),
+    /// `par_insert_hashes_with` of the whole batch, the pool's buffers kept.
+    ParKept(usize),
+    /// `par_fill`, 1 Mi keys per push, the pool's buffers kept.
+    Fill(usize),
+}
+
+impl How {
+    /// The way's name in the table.
+    fn method(self) -> &'static str {
+        match self {
+            How::Pieces => "insert_hashes per 1 Mi keys",
+            How::Whole => "insert_hashes whole batch",
+            How::Par(_) => "par_insert_hashes whole batch",
+            How::ParKept(_) => "par_insert_hashes_with whole batch (buffers kept)",
+            How::Fill(_) => "par_fill per 1 Mi keys (buffers kept)",
+        }
+    }
+}
+
+/// One way of building the filter, as the table shows it.
+struct Way {
+    how: How,
+    threads: usize,
+    partitioned: bool,
+}
+
+impl Way {
+    fn new(how: How, threads: usize, partitioned: bool) -> Self {
+        Way {
+            how,
+            threads,
+            partitioned,
+        }
+    }
 }

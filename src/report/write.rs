@@ -621,7 +621,10 @@ fn write_build_table(w: &mut String, report: &Report) {
          `par_insert_hashes_with` keeps those buffers from one call to the next (one \
          `BuildBuffers` per pool, kept from sample to sample, so only its first sample pays \
          their page faults), as a storage engine building one file's filter after another \
-         would; with them kept, partitioning starts at {} threads. **Speedup** is over \
+         would; with them kept, partitioning starts at {} threads. `par_fill` fills the \
+         filter 1 Mi keys per push with the same buffers: it sorts each push by range of \
+         lines and inserts the buffers' keys once they hold 16 per line, and the rest at the \
+         end. **Speedup** is over \
          `insert_hashes whole batch` (the sequential rate).\n",
         crate::blocked::PARTITION_MIN_THREADS,
         crate::blocked::PARTITION_MIN_THREADS_KEPT
