@@ -200,7 +200,7 @@ fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
         ("par_fill, 1 Mi at a time, THREADS", &|f| {
             let kept: &mut BuildBuffers = &mut buffers.lock().unwrap();
             pool.install(|| {
-                let mut fill = f.par_fill(kept);
+                let mut fill = f.par_fill(items, kept);
                 keys.chunks(1 << 20).for_each(|c| fill.push(c));
             })
         }),

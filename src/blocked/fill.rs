@@ -5,9 +5,9 @@
 //! too few keys per line to partition (1 Mi keys into a 119 MiB filter is half a key per
 //! line), so its tasks each scan the whole piece and insert into random lines, one memory
 //! round trip per key. [`ParFill`] sorts each piece into kept [`BuildBuffers`] as it comes
-//! (each thread its share) and inserts them once they hold a chunk's worth, 16 keys per line,
-//! so the lines are read from memory once per chunk, as in a whole-batch build; what is left
-//! goes in when the fill ends. The filter is borrowed for the whole fill, so nothing can look
+//! (each thread its share) and inserts them once they hold a chunk's worth (up to 16 keys per
+//! line, sized by the number of keys the fill is told to expect), so the lines are read from
+//! memory once per chunk, as in a whole-batch build; what is left goes in when the fill ends. The filter is borrowed for the whole fill, so nothing can look
 //! a key up before it is in; dropping the fill inserts what it holds, so no key is lost
 //! whichever way it ends.
 
@@ -30,11 +30,14 @@ pub struct ParFill<'a> {
 }
 
 impl BlockedBloom {
-    /// Starts filling this filter piece by piece on rayon's threads, sorting the pieces into
-    /// `buffers`: each [`ParFill::push`] sorts its piece by range of lines, and the filter
-    /// takes the keys once the buffers hold 16 per line, and the rest when the fill ends
-    /// ([`ParFill::finish`], or when it is dropped). Bit-identical to inserting the keys one
-    /// at a time.
+    /// Starts filling this filter with about `keys` keys, piece by piece on rayon's threads,
+    /// sorting the pieces into `buffers`: each [`ParFill::push`] sorts its piece by range of
+    /// lines, and the filter takes the keys once the buffers hold a chunk's worth, and the
+    /// rest when the fill ends ([`ParFill::finish`], or when it is dropped). Bit-identical to
+    /// inserting the keys one at a time, however many keys come. `keys` sizes the chunks as
+    /// for a whole batch of that many (at most 16 per line, all of one length): each chunk
+    /// costs a pass over the filter's lines, so a fill that brings more keys than said takes
+    /// more chunks, and a short last chunk costs as much as a full one.
     ///
     /// For a filter of at least 32 MiB on 2 threads or more (up to 512 MiB on fewer than 4),
     /// as [`par_insert_hashes_with`](Self::par_insert_hashes_with) partitions a whole batch;
@@ -49,7 +52,7 @@ impl BlockedBloom {
     /// let hashes: Vec<u64> = (0..10_000).map(linebloom::hash::mix64).collect();
     /// let mut filter = BlockedBloom::with_fpr(hashes.len(), 0.01)?;
     /// let mut buffers = BuildBuffers::new();
-    /// let mut fill = filter.par_fill(&mut buffers);
+    /// let mut fill = filter.par_fill(hashes.len(), &mut buffers);
     /// for piece in hashes.chunks(1000) {
     ///     fill.push(piece);
     /// }
@@ -57,20 +60,22 @@ impl BlockedBloom {
     /// assert!(hashes.iter().all(|&h| filter.contains_hash(h)));
     /// # Ok::<(), linebloom::Error>(())
     /// ```
-    pub fn par_fill<'a>(&'a mut self, buffers: &'a mut BuildBuffers) -> ParFill<'a> {
+    pub fn par_fill<'a>(&'a mut self, keys: usize, buffers: &'a mut BuildBuffers) -> ParFill<'a> {
         let lines = self.lines.len();
         let threads = rayon::current_num_threads();
         let shift = partition::fills(lines, threads).then(|| partition::range_shift(lines));
-        ParFill::new(self, buffers, threads, shift)
+        ParFill::new(self, buffers, keys, threads, shift)
     }
 }
 
 impl<'a> ParFill<'a> {
-    /// A fill of `filter` partitioned in ranges of `1 << shift` lines over `threads` threads
-    /// (`None`: pieces go straight in). Where the buffers cannot be had, pieces go straight in.
+    /// A fill of about `keys` keys into `filter`, partitioned in ranges of `1 << shift` lines
+    /// over `threads` threads (`None`: pieces go straight in). Where the buffers cannot be
+    /// had, pieces go straight in.
     fn new(
         filter: &'a mut BlockedBloom,
         buffers: &'a mut BuildBuffers,
+        keys: usize,
         threads: usize,
         shift: Option<u32>,
     ) -> Self {
@@ -85,7 +90,8 @@ impl<'a> ParFill<'a> {
             let total = fill.filter.lines.len();
             let ranges = partition::ranges_of(total, shift);
             let threads = threads.clamp(1, ranges);
-            let share = partition::chunk_keys(total).div_ceil(threads);
+            // The chunks a whole batch of `keys` would go in: all of one length.
+            let share = partition::chunk_len(keys.max(1), total).div_ceil(threads);
             if fill.buffers.prepare(threads, ranges, share) {
                 fill.shift = Some(shift);
                 fill.share = share;
@@ -174,7 +180,10 @@ mod tests {
                 for shift in [partition::range_shift(lines), 13] {
                     for sizes in [&[0usize, 1, 7, 1000][..], &[50_000], &[333]] {
                         let mut got = BlockedBloom::with_lines(lines, 7, 0).unwrap();
-                        let mut fill = ParFill::new(&mut got, &mut buffers, threads, Some(shift));
+                        // Told the right count, or far too few (many chunks).
+                        let expect = if sizes.len() == 1 { 60_000 } else { 10 };
+                        let shift = Some(shift);
+                        let mut fill = ParFill::new(&mut got, &mut buffers, expect, threads, shift);
                         assert!(fill.shift.is_some());
                         let mut rest = &hashes[..];
                         for &size in sizes.iter().cycle() {
@@ -190,7 +199,7 @@ mod tests {
                         } else {
                             drop(fill);
                         }
-                        let how = format!("{lines} lines, {threads} threads, shift {shift}");
+                        let how = format!("{lines} lines, {threads} threads, shift {shift:?}");
                         assert!(got == want, "{how}, pieces {sizes:?}");
                     }
                 }
@@ -206,7 +215,7 @@ mod tests {
         want.insert_hashes(&hashes);
         let mut got = BlockedBloom::with_fpr(hashes.len(), 0.01).unwrap();
         let mut buffers = BuildBuffers::new();
-        let mut fill = got.par_fill(&mut buffers);
+        let mut fill = got.par_fill(hashes.len(), &mut buffers);
         assert!(fill.shift.is_none());
         fill.push(&hashes[..10]);
         assert!(format!("{fill:?}").contains("partitioned: false"));

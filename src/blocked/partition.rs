@@ -419,7 +419,7 @@ impl BuildBuffers {
 /// equal chunks, each split evenly, 100 M keys into 119 MiB partitioned on 2 pinned threads
 /// took 3.55-3.81 ns per key against 4.01-5.15 (medians of 7; minima 2.44-2.88 against
 /// 2.82-3.16; three alternating pairs of runs of the test in `timing` below, a noisy host).
-fn chunk_len(keys: usize, lines: usize) -> usize {
+pub(super) fn chunk_len(keys: usize, lines: usize) -> usize {
     let most = chunk_keys(lines);
     keys.div_ceil(keys.div_ceil(most).max(1)).max(1)
 }

@@ -137,7 +137,7 @@ pub fn measure_builds(
                     How::Fill(p) => {
                         let buffers = &mut kept[p];
                         pools[p].1.install(|| {
-                            let mut fill = filter.par_fill(buffers);
+                            let mut fill = filter.par_fill(items, buffers);
                             keys.chunks(PIECE).for_each(|piece| fill.push(piece));
                         })
                     }
