@@ -35,9 +35,10 @@ impl BlockedBloom {
     /// lines, and the filter takes the keys once the buffers hold a chunk's worth, and the
     /// rest when the fill ends ([`ParFill::finish`], or when it is dropped). Bit-identical to
     /// inserting the keys one at a time, however many keys come. `keys` sizes the chunks as
-    /// for a whole batch of that many (at most 16 per line, all of one length): each chunk
-    /// costs a pass over the filter's lines, so a fill that brings more keys than said takes
-    /// more chunks, and a short last chunk costs as much as a full one.
+    /// for a whole batch of that many (at most 16 per line, all of one length, never under 8
+    /// per line): each chunk costs a pass over the filter's lines, so a fill that brings more
+    /// keys than said takes more chunks, and a short last chunk costs as much as a full one.
+    /// A wrong count costs time, never a key.
     ///
     /// For a filter of at least 32 MiB on 2 threads or more (up to 512 MiB on fewer than 4),
     /// as [`par_insert_hashes_with`](Self::par_insert_hashes_with) partitions a whole batch;
@@ -90,8 +91,12 @@ impl<'a> ParFill<'a> {
             let total = fill.filter.lines.len();
             let ranges = partition::ranges_of(total, shift);
             let threads = threads.clamp(1, ranges);
-            // The chunks a whole batch of `keys` would go in: all of one length.
-            let share = partition::chunk_len(keys.max(1), total).div_ceil(threads);
+            // The chunks a whole batch of `keys` would go in, all of one length; never under
+            // half the longest, so a count far too low costs some passes over the filter, not
+            // one per handful of keys.
+            let most = partition::chunk_keys(total);
+            let chunk = partition::chunk_len(keys, total).max(most / 2).max(1);
+            let share = chunk.div_ceil(threads);
             if fill.buffers.prepare(threads, ranges, share) {
                 fill.shift = Some(shift);
                 fill.share = share;
@@ -180,7 +185,7 @@ mod tests {
                 for shift in [partition::range_shift(lines), 13] {
                     for sizes in [&[0usize, 1, 7, 1000][..], &[50_000], &[333]] {
                         let mut got = BlockedBloom::with_lines(lines, 7, 0).unwrap();
-                        // Told the right count, or far too few (many chunks).
+                        // Told the right count, or far too few (chunks of 8 keys per line).
                         let expect = if sizes.len() == 1 { 60_000 } else { 10 };
                         let shift = Some(shift);
                         let mut fill = ParFill::new(&mut got, &mut buffers, expect, threads, shift);
