@@ -162,6 +162,13 @@ fn partitioned_bulk_insert_is_bit_identical() {
                 );
             }
             assert_eq!(buffers.size_bytes() > 0, threads > 1, "{threads} threads");
+            // The same keys in pieces, through the same buffers.
+            let mut filled = empty();
+            pool.install(|| {
+                let mut fill = filled.par_fill(hs.len(), &mut buffers);
+                hs.chunks(300_000).for_each(|piece| fill.push(piece));
+            });
+            assert!(filled == want, "{threads} threads, in pieces");
         }
     }
 }
