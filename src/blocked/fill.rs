@@ -7,9 +7,14 @@
 //! round trip per key. [`ParFill`] sorts each piece into kept [`BuildBuffers`] as it comes
 //! (each thread its share) and inserts them once they hold a chunk's worth (up to 16 keys per
 //! line, sized by the number of keys the fill is told to expect), so the lines are read from
-//! memory once per chunk, as in a whole-batch build; what is left goes in when the fill ends. The filter is borrowed for the whole fill, so nothing can look
-//! a key up before it is in; dropping the fill inserts what it holds, so no key is lost
-//! whichever way it ends.
+//! memory once per chunk, as in a whole-batch build; what is left goes in when the fill ends.
+//! The filter is borrowed for the whole fill, so nothing can look a key up before it is in;
+//! dropping the fill inserts what it holds, so no key is lost whichever way it ends.
+//!
+//! 100 M keys into 119 MiB on 2 threads, 1 Mi keys per push: 2.03 ns per key against 4.23
+//! for the whole batch in input order on one thread (`results/fill`, the report's build
+//! table), 2.14-2.16 in two runs of `cargo run --release --example bulk_scaling -- 2 100
+//! whole` (1.80-1.83x).
 
 use super::BlockedBloom;
 use super::partition::{self, BuildBuffers};
