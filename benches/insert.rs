@@ -1,7 +1,8 @@
 //! Inserts into the blocked filter: one by one, batched with prefetch, and rayon bulk with all
 //! threads, at sizes from in-L1 to far past the last-level cache (10 bits/key); and, for
 //! filters of 32 MiB and more, building a new filter from all its keys in one call,
-//! sequential, rayon, and rayon with the partitioned insert's buffers kept. Quick run:
+//! sequential, rayon, rayon with the partitioned insert's buffers kept, and a fill in 1 Mi-key
+//! pieces. Quick run:
 //! `LINEBLOOM_BENCH_MAX_MIB=16 cargo bench --bench insert`.
 
 mod common;
@@ -56,8 +57,8 @@ fn insert(c: &mut Criterion) {
 /// faults included, as a build pays them). With at least 4 keys per line into at least
 /// 32 MiB, `par_insert_hashes` takes the partitioned insert on 4 threads or more, and
 /// `par_insert_hashes_with` on 2 or more, its `BuildBuffers` kept from iteration to iteration
-/// (as a storage engine building filter after filter keeps them); `insert_hashes` keeps the
-/// keys in input order.
+/// (as a storage engine building filter after filter keeps them), as does `par_fill` fed
+/// 1 Mi keys at a time with the same buffers; `insert_hashes` keeps the keys in input order.
 fn build(c: &mut Criterion) {
     let &(threads, ref pool) = pool_then_pin();
     for bytes in sizes().into_iter().filter(|&b| b >= 32 << 20) {
@@ -87,6 +88,21 @@ fn build(c: &mut Criterion) {
                 b.iter_batched(
                     empty,
                     |mut f| pool.install(|| f.par_insert_hashes_with(&hs, &mut buffers)),
+                    BatchSize::PerIteration,
+                )
+            },
+        );
+        group.bench_function(
+            BenchmarkId::new(format!("par_fill_1Mi_{threads}threads"), items),
+            |b| {
+                b.iter_batched(
+                    empty,
+                    |mut f| {
+                        pool.install(|| {
+                            let mut fill = f.par_fill(items, &mut buffers);
+                            hs.chunks(1 << 20).for_each(|piece| fill.push(piece));
+                        })
+                    },
                     BatchSize::PerIteration,
                 )
             },
