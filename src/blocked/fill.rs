@@ -94,15 +94,12 @@ impl<'a> ParFill<'a> {
         };
         if let Some(shift) = shift {
             let total = fill.filter.lines.len();
-            let ranges = partition::ranges_of(total, shift);
-            let threads = threads.clamp(1, ranges);
             // The chunks a whole batch of `keys` would go in, all of one length; never under
             // half the longest, so a count far too low costs some passes over the filter, not
             // one per handful of keys.
             let most = partition::chunk_keys(total);
             let chunk = partition::chunk_len(keys, total).max(most / 2).max(1);
-            let share = chunk.div_ceil(threads);
-            if fill.buffers.prepare(threads, ranges, share) {
+            if let Some(share) = fill.buffers.prepare(threads, total, shift, chunk) {
                 fill.shift = Some(shift);
                 fill.share = share;
             }

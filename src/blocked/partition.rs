@@ -73,7 +73,7 @@ fn ranges(lines: usize) -> usize {
 }
 
 /// The number of ranges of `1 << shift` lines that `lines` lines (at least one) make.
-pub(super) fn ranges_of(lines: usize, shift: u32) -> usize {
+fn ranges_of(lines: usize, shift: u32) -> usize {
     ((lines.max(1) - 1) >> shift) + 1
 }
 
@@ -346,10 +346,8 @@ impl BlockedBloom {
         shift: u32,
     ) -> bool {
         let total = self.lines.len();
-        let ranges = ranges_of(total, shift);
-        let threads = threads.clamp(1, ranges);
         let chunk = chunk_len(hashes.len(), total);
-        if !buffers.prepare(threads, ranges, chunk.div_ceil(threads)) {
+        if buffers.prepare(threads, total, shift, chunk).is_none() {
             return false;
         }
         for piece in hashes.chunks(chunk) {
@@ -361,14 +359,26 @@ impl BlockedBloom {
 }
 
 impl BuildBuffers {
-    /// Readies `threads` partitions, emptied, each for up to `share` hashes over `ranges`
-    /// ranges (see [`Partition::prepare`]). `false` where the memory cannot be had.
-    pub(super) fn prepare(&mut self, threads: usize, ranges: usize, share: usize) -> bool {
+    /// Readies, emptied, one partition per thread of `threads` (no more than the ranges of
+    /// `1 << shift` lines that `total` lines make) for chunks of up to `chunk` hashes split
+    /// evenly among them (see [`Partition::prepare`]). The hashes each partition takes per
+    /// chunk, or `None` where the memory cannot be had.
+    pub(super) fn prepare(
+        &mut self,
+        threads: usize,
+        total: usize,
+        shift: u32,
+        chunk: usize,
+    ) -> Option<usize> {
+        let ranges = ranges_of(total, shift);
+        let threads = threads.clamp(1, ranges);
+        let share = chunk.div_ceil(threads);
         self.parts.truncate(threads);
         self.parts.resize_with(threads, Partition::empty);
         self.parts
             .iter_mut()
             .all(|part| part.prepare(ranges, share))
+            .then_some(share)
     }
 
     /// The number of partitions [`prepare`](Self::prepare) readied.
