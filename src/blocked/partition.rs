@@ -120,7 +120,12 @@ pub(crate) const MIN_THREADS: usize = 4;
 /// `partitioned_build_times` below (Zen 4, 2026-11-24): 2.00-2.13 ns per key with the buffers
 /// kept, 3.21-4.19 with buffers allocated per call, 2.49-2.74 for the scanning tasks, against
 /// 3.74-3.90 in input order on one thread (1.80-1.95x). On one thread input order stays:
-/// partitioned took 3.91-4.16.
+/// partitioned took 3.91-4.16. The first touch itself, 238 MiB (those buffers) on 2 threads
+/// (`cargo run --release --example first_touch`, two runs): 16-22 ms on huge pages the kernel
+/// had just freed, 275-301 ms once it had handed them back to the host, 50-74 ms on small
+/// pages. That is 0.16-3.0 ns per key of 100 M, where 1.8x input order leaves at most 0.14
+/// over the kept build; smaller chunks, whose buffers are smaller, were slower even kept
+/// (README, "Memory allocated per call").
 pub(crate) const MIN_THREADS_KEPT: usize = 2;
 
 /// Whether a batch of `keys` hashes into `lines` lines on `threads` threads goes through
