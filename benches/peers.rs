@@ -4,7 +4,16 @@
 //! adapters and loops the report uses) with the same pre-hashed keys.
 //!
 //! Before measuring, each size prints every filter's actual bits per key, measured FPR and
-//! model FPR, since a speed means little without them.
+//! model FPR, since a speed means little without them, and what reading one random line from
+//! a buffer of the blocked filter's size costs (the report's memory limit, `report::limit`),
+//! so that the lookups of the same run can be read against it.
+//!
+//! Then, for the blocked filter, the group `builds/<n>` builds it from all n keys: in input
+//! order on the pinned bench thread (`insert_hashes`), and on two pinned threads with
+//! `par_insert_hashes`, with `par_insert_hashes_with` (one `BuildBuffers` kept from build to
+//! build) and with `par_fill` fed 1 Mi keys at a time (the same buffers). Each build starts
+//! from an empty filter whose lines were touched before the clock starts, as in the report's
+//! build table, so these are the figures of target 3 (issue 6) in the same run as the rest.
 //!
 //! ```sh
 //! cargo bench --features peers --bench peers                       # n = 1M
@@ -16,11 +25,17 @@
 mod common;
 
 use common::pin_thread;
-use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use linebloom::report::fpr::key_hash;
+use linebloom::report::limit::probe_memory;
+use linebloom::report::measure::{Sampling, thread_pool};
 use linebloom::report::subject::{Contender, Subject, build_subject};
 use linebloom::report::write::fpr_md;
+use linebloom::{BlockedBloom, BuildBuffers};
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 const BITS_PER_KEY: f64 = 10.0;
 const SEED: u64 = 0x7065_6572; // "peer"
@@ -53,8 +68,12 @@ fn filled(c: Contender, n: usize) -> Box<dyn Subject> {
 }
 
 fn peers(c: &mut Criterion) {
+    // Built before the bench thread is pinned, and each of its threads pinned to a core of
+    // its own (threads inherit their creator's affinity).
+    let two = thread_pool(2).expect("a pool of two threads");
     pin_thread();
     for (n, label) in sizes() {
+        print_limit(n, label);
         let hits: Vec<u64> = (0..LOOKUPS as u64)
             .map(|j| key_hash(SEED, 0, j * 7919 % n as u64))
             .collect();
@@ -111,7 +130,75 @@ fn peers(c: &mut Criterion) {
             });
         }
         group.finish();
+        builds(c, n, label, &two);
     }
+}
+
+/// The memory limit beside a blocked filter of `n` keys: see the module docs.
+fn print_limit(n: usize, label: &str) {
+    let bytes = BlockedBloom::with_bits_per_key(n, BITS_PER_KEY)
+        .expect("a blocked filter of this size")
+        .size_bytes();
+    let sampling = Sampling {
+        reps: 5,
+        min_sample: Duration::from_millis(20),
+    };
+    let limit = probe_memory(bytes, LOOKUPS, sampling, SEED);
+    eprintln!(
+        "\nn = {label}: one random 64-byte line of {bytes} bytes (the blocked filter's size) \
+         costs {:.2} ns read independently, {:.2} prefetched as the batched lookups do \
+         (the limit: {:.2}), {:.2} latency",
+        limit.independent.median_ns,
+        limit.prefetched.median_ns,
+        limit.best_ns(),
+        limit.dependent.median_ns
+    );
+}
+
+/// The blocked filter built from all `n` keys, one thread against two: see the module docs.
+fn builds(c: &mut Criterion, n: usize, label: &str, two: &rayon::ThreadPool) {
+    let keys: Vec<u64> = (0..n as u64).map(|i| key_hash(SEED, 0, i)).collect();
+    let mut filter = BlockedBloom::with_bits_per_key(n, BITS_PER_KEY).expect("the filter");
+    let mut buffers = BuildBuffers::new();
+    let mut group = c.benchmark_group(format!("builds/{label}"));
+    group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
+    group.throughput(Throughput::Elements(n as u64));
+    // Each iteration empties the filter (touching its lines) off the clock, then times one
+    // whole build.
+    let mut time = |name: &str, build: &mut dyn FnMut(&mut BlockedBloom)| {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut took = Duration::ZERO;
+                for _ in 0..iters {
+                    filter.clear();
+                    let started = Instant::now();
+                    build(&mut filter);
+                    took += started.elapsed();
+                }
+                took
+            })
+        });
+    };
+    let keys = black_box(&keys);
+    time("insert_hashes, 1 thread", &mut |f| f.insert_hashes(keys));
+    time("par_insert_hashes, 2 threads", &mut |f| {
+        two.install(|| f.par_insert_hashes(keys))
+    });
+    time(
+        "par_insert_hashes_with, 2 threads, buffers kept",
+        &mut |f| two.install(|| f.par_insert_hashes_with(keys, &mut buffers)),
+    );
+    time(
+        "par_fill 1 Mi keys per push, 2 threads, buffers kept",
+        &mut |f| {
+            two.install(|| {
+                let mut fill = f.par_fill(n, &mut buffers);
+                keys.chunks(CHUNK).for_each(|piece| fill.push(piece));
+            })
+        },
+    );
+    group.finish();
 }
 
 criterion_group!(benches, peers);
