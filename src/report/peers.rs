@@ -192,6 +192,10 @@ impl Subject for BloomFilterRs {
         }
         Ok(0)
     }
+    fn touch(&mut self) {
+        // `Bloom::new_with_seed` leaves its zeroed bitmap unwritten (31-38 us at 100 M keys).
+        self.0.clear();
+    }
     fn count_each(&self, hashes: &[u64]) -> u64 {
         hashes.iter().map(|h| u64::from(self.0.check(h))).sum()
     }
