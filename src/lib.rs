@@ -57,8 +57,9 @@ pub mod format;
 pub mod hash;
 pub mod model;
 mod prefetch;
-#[cfg(feature = "cli")]
-pub mod report;
+
+#[doc(hidden)]
+pub mod internals;
 
 pub use blocked::{
     AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef, BuildBuffers, ParFill,

@@ -48,7 +48,7 @@ pub fn prefetch_to<T>(level: Level, value: &T) {
     }
 }
 
-/// Hints the lines of one step of a walk ([`prefetch_walk`]): `to_l2`'s into L2 and `to_l1`'s
+/// Hints the lines of one step of a walk (`prefetch_walk`): `to_l2`'s into L2 and `to_l1`'s
 /// into L1, `line` giving each item's line. The blocked filter's batched lookups and the
 /// report's memory probe share it, so the probe measures exactly their pattern.
 #[inline(always)]
@@ -102,7 +102,7 @@ fn hint<const HINT: i32, T>(value: &T) {
 }
 
 /// Walks `items` in order with every item's line hinted into L2 `far` items before it is used
-/// and into L1 `near` items before (`near` < `far`), all in one call: see [`prefetch_walk`].
+/// and into L1 `near` items before (`near` < `far`), all in one call: see `prefetch_walk`.
 #[inline(always)]
 pub fn prefetch_ahead<T: Copy>(
     items: &[T],

@@ -17,7 +17,7 @@ mod atomic;
 mod batch;
 mod batch_asm;
 mod fill;
-mod pages;
+pub(crate) mod pages;
 mod partition;
 mod setops;
 pub mod simd;

@@ -25,7 +25,7 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// The lines of one filter: a pointer and a length (so that every lookup reaches its line with
 /// no branch on where the lines live), and the storage that owns them.
-pub(crate) struct LineBuf {
+pub struct LineBuf {
     ptr: NonNull<Line>,
     len: usize,
     _storage: Storage,

@@ -666,11 +666,10 @@ mod tests {
 /// `cargo test --release --lib partitioned_build_times -- --ignored --nocapture` (100 M keys
 /// into 119 MiB, seven rounds, the ways taking turns to come first; `N=...` for other sizes).
 /// Prints the median and range of ns per key for each.
-#[cfg(all(test, feature = "cli"))]
+#[cfg(test)]
 mod timing {
     use super::*;
     use crate::hash::mix64;
-    use crate::report::measure::thread_pool;
     use std::time::Instant;
 
     #[test]
@@ -678,7 +677,13 @@ mod timing {
     fn partitioned_build_times() {
         let n: usize = std::env::var("N").map_or(100_000_000, |v| v.parse().unwrap());
         let keys: Vec<u64> = (0..n as u64).map(mix64).collect();
-        let (one, two) = (thread_pool(1).unwrap(), thread_pool(2).unwrap());
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
+        let (one, two) = (pool(1), pool(2));
         let names = [
             "input order, 1 thread",
             "partitioned, 1 thread",

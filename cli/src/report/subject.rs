@@ -7,12 +7,12 @@
 //! dynamic call per batch costs nothing measurable. This module owns the trait, the names and
 //! the implementations for the crate's own filters; `peers.rs` adapts the peer crates.
 
-use crate::BlockedBloom;
-use crate::classic::ClassicBloom;
-use crate::cuckoo::CuckooFilter;
-use crate::error::{Error, Result};
-use crate::filter::FilterKind;
-use crate::format::AnyFilter;
+use linebloom::BlockedBloom;
+use linebloom::classic::ClassicBloom;
+use linebloom::cuckoo::CuckooFilter;
+use linebloom::error::{Error, Result};
+use linebloom::filter::FilterKind;
+use linebloom::format::AnyFilter;
 
 /// A filter the report can measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,12 +72,10 @@ impl Contender {
         FilterKind::ALL.into_iter().map(Contender::Ours).collect()
     }
 
-    /// Every contender this build can measure: ours, plus the peers with `--features peers`.
+    /// Every contender the report measures: ours, then the peer crates.
     pub fn available() -> Vec<Contender> {
         let mut all = Contender::ours();
-        if cfg!(feature = "peers") {
-            all.extend(Peer::ALL.into_iter().map(Contender::Peer));
-        }
+        all.extend(Peer::ALL.into_iter().map(Contender::Peer));
         all
     }
 
@@ -108,13 +106,7 @@ impl std::str::FromStr for Contender {
             return Ok(Contender::Ours(kind));
         }
         match Peer::ALL.into_iter().find(|p| p.name() == s) {
-            Some(peer) if cfg!(feature = "peers") => Ok(Contender::Peer(peer)),
-            Some(_) => Err(Error::InvalidParameter {
-                name: "filter",
-                value: s.to_string(),
-                allowed: "one of blocked, classic, cuckoo (the peer crates need a build with \
-                          --features peers)",
-            }),
+            Some(peer) => Ok(Contender::Peer(peer)),
             None => Err(Error::InvalidParameter {
                 name: "filter",
                 value: s.to_string(),
@@ -209,19 +201,8 @@ pub fn build_subject(
     }
 }
 
-#[cfg(feature = "peers")]
 fn build_peer(peer: Peer, items: usize, bits_per_key: f64, seed: u64) -> Result<Box<dyn Subject>> {
     super::peers::build(peer, items, bits_per_key, seed)
-}
-
-#[cfg(not(feature = "peers"))]
-fn build_peer(peer: Peer, _: usize, _: f64, _: u64) -> Result<Box<dyn Subject>> {
-    Err(Error::InvalidParameter {
-        name: "filter",
-        value: peer.name().to_string(),
-        allowed: "one of blocked, classic, cuckoo (the peer crates need a build with \
-                  --features peers)",
-    })
 }
 
 /// Counts the `true`s of a batched lookup's output.
@@ -398,7 +379,7 @@ mod tests {
     fn ours_find_what_they_hold() {
         for c in Contender::ours() {
             let mut s = build_subject(c, 1000, 12.0, 1).unwrap();
-            let hs: Vec<u64> = (0..1000).map(crate::hash::mix64).collect();
+            let hs: Vec<u64> = (0..1000).map(linebloom::hash::mix64).collect();
             assert_eq!(s.insert_each(&hs).unwrap(), 0);
             s.finish().unwrap();
             assert_eq!(s.count_each(&hs), 1000, "{c}");
@@ -413,7 +394,7 @@ mod tests {
         // 8 Mi keys at 10 bits: past the size from which the blocked and cuckoo filters map
         // their lines instead of taking them from the heap.
         let items = 8 << 20;
-        let hs: Vec<u64> = (0..1000).map(crate::hash::mix64).collect();
+        let hs: Vec<u64> = (0..1000).map(linebloom::hash::mix64).collect();
         for c in Contender::available() {
             let mut s = build_subject(c, items, 10.0, 1).unwrap();
             s.touch();

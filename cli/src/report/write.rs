@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use super::byte_size::format_byte_size;
 use super::measure::Stat;
 use super::sweep::Report;
-use crate::blocked::HUGE_PAGE_MIN_BYTES;
-use crate::error::{Error, Result};
+use linebloom::blocked::HUGE_PAGE_MIN_BYTES;
+use linebloom::error::{Error, Result};
 
 /// The Markdown report's file name.
 pub const MARKDOWN_FILE: &str = "report.md";
@@ -385,9 +385,9 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
          keys, so repeated batches touch more lines than a 32 MiB cache holds. The keys of a \
          loop are independent, so the processor overlaps their cache misses: these are \
          throughput figures, not latencies.",
-        crate::blocked::PREFETCH_AHEAD,
-        crate::prefetch::NEAR,
-        super::byte_size::format_byte_size(crate::blocked::PLAIN_LOOP_BYTES),
+        linebloom::internals::PREFETCH_AHEAD,
+        linebloom::internals::NEAR,
+        super::byte_size::format_byte_size(linebloom::internals::PLAIN_LOOP_BYTES),
         c.lookups
     );
     let _ = writeln!(
@@ -626,8 +626,8 @@ fn write_build_table(w: &mut String, report: &Report) {
          lines and inserts the buffers' keys once they hold 16 per line, and the rest at the \
          end. **Speedup** is over \
          `insert_hashes whole batch` (the sequential rate).\n",
-        crate::blocked::PARTITION_MIN_THREADS,
-        crate::blocked::PARTITION_MIN_THREADS_KEPT
+        linebloom::internals::PARTITION_MIN_THREADS,
+        linebloom::internals::PARTITION_MIN_THREADS_KEPT
     );
     let _ = writeln!(
         w,

@@ -18,7 +18,7 @@ use super::byte_size::format_byte_size;
 use super::measure::Stat;
 use super::sweep::{Report, SpeedRow};
 use super::write::fpr_md;
-use crate::error::{Error, Result};
+use linebloom::error::{Error, Result};
 
 /// One plot: its file name, its title and the SVG text.
 #[derive(Clone, Debug)]

@@ -1,6 +1,6 @@
 //! Measurement and reporting: what the `linebloom` command's `fpr`, `tune` and `report` compute.
-//! Built only with the `cli` feature (it needs serde and plotters); the filters never depend on
-//! it.
+//! It lives in the `linebloom-cli` package (it needs serde and plotters); the library never
+//! depends on it.
 //!
 //! - [`sweep`] runs the tuning report: every filter at every size, measured the same way
 //!   ([`measure`] samples one figure, [`limit`] probes what the memory system allows,
@@ -9,8 +9,7 @@
 //! - [`write`](mod@write) turns a report into Markdown, JSON and CSV, [`plot`] into SVG plots;
 //! - [`tune`] recommends a filter for a number of items and a target;
 //! - [`fpr`] measures one filter's false-positive rate (`linebloom fpr`);
-//! - [`subject`] puts this crate's filters (and, with the `peers` feature, the peer crates
-//!   adapted in `peers`) behind one trait the measurements drive.
+//! - [`subject`] puts this crate's filters (and the peer crates adapted in `peers`) behind one trait the measurements drive.
 
 pub mod build;
 pub mod byte_size;
@@ -20,7 +19,6 @@ pub mod fpr;
 pub mod limit;
 pub mod machine;
 pub mod measure;
-#[cfg(feature = "peers")]
 pub mod peers;
 pub mod plot;
 pub mod subject;

@@ -1,14 +1,14 @@
 //! `linebloom report`: parses the flags, shows progress, and hands everything else to
-//! `linebloom::report` (the sweep, the measurements, the writers and the plots live there).
+//! `linebloom_cli::report` (the sweep, the measurements, the writers and the plots live there).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use linebloom::report::byte_size::parse_byte_size;
-use linebloom::report::subject::Contender;
-use linebloom::report::write::write_report;
-use linebloom::report::{ReportConfig, run_report};
+use linebloom_cli::report::byte_size::parse_byte_size;
+use linebloom_cli::report::subject::Contender;
+use linebloom_cli::report::write::write_report;
+use linebloom_cli::report::{ReportConfig, run_report};
 
 use crate::Failure;
 
@@ -144,7 +144,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     println!(
         "  read {}",
         args.out
-            .join(linebloom::report::write::MARKDOWN_FILE)
+            .join(linebloom_cli::report::write::MARKDOWN_FILE)
             .display()
     );
     Ok(())

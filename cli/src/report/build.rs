@@ -28,8 +28,8 @@ use super::ceiling::empty_filter;
 use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::measure::{Stat, ns_per_op, thread_pool, unpinned};
-use crate::blocked::BuildBuffers;
-use crate::error::{Error, Result};
+use linebloom::blocked::BuildBuffers;
+use linebloom::error::{Error, Result};
 
 /// Keys per call of the input-order way: the bulk-insert table's chunk.
 const PIECE: usize = 1 << 20;
@@ -87,17 +87,17 @@ pub fn measure_builds(
     let keys: Vec<u64> = (0..items as u64)
         .map(|i| key_hash(config.seed, 0, i))
         .collect();
-    let lines = bytes / size_of::<crate::blocked::Line>();
+    let lines = bytes / size_of::<linebloom::blocked::Line>();
     let mut ways = vec![
         Way::new(How::Pieces, 1, false),
         Way::new(How::Whole, 1, false),
     ];
     for (p, (threads, _)) in pools.iter().enumerate() {
-        let partitioned = |kept| crate::blocked::partitions(lines, items, *threads, kept);
+        let partitioned = |kept| linebloom::internals::partitions(lines, items, *threads, kept);
         ways.push(Way::new(How::Par(p), *threads, partitioned(false)));
         if *threads > 1 {
             ways.push(Way::new(How::ParKept(p), *threads, partitioned(true)));
-            let fills = crate::blocked::partitioned_fill(lines, *threads);
+            let fills = linebloom::internals::partitioned_fill(lines, *threads);
             ways.push(Way::new(How::Fill(p), *threads, fills));
         }
     }

@@ -11,7 +11,8 @@ use serde::{Serialize, Serializer};
 
 use super::measure::Sampling;
 use super::subject::Contender;
-use crate::error::{Error, Result, check_bits_per_key};
+use linebloom::internals::check_bits_per_key;
+use linebloom::{Error, Result};
 
 /// Everything one report run measures.
 #[derive(Clone, Debug, Serialize)]
@@ -79,7 +80,7 @@ impl ReportConfig {
             reps: 5,
             lookups: 1 << 20,
             min_sample_ms: 20.0,
-            seed: crate::hash::DEFAULT_SEED,
+            seed: linebloom::hash::DEFAULT_SEED,
             quick: false,
         }
     }

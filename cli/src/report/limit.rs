@@ -21,15 +21,15 @@
 //! the three loops. It does not own the timing loop
 //! (`measure.rs`).
 
-use crate::blocked::{LineBuf, PREFETCH_AHEAD, zeroed_lines};
-use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
+use linebloom::internals::{LineBuf, PREFETCH_AHEAD, zeroed_lines};
+use linebloom::internals::{NEAR, hint_step, prefetch_ahead};
 use std::hint::black_box;
 
 use serde::Serialize;
 
 use super::fpr::key_hash;
 use super::measure::{Sampling, Stat, sample_batch};
-use crate::hash::reduce;
+use linebloom::hash::reduce;
 
 /// The memory system's figures for one buffer size.
 #[derive(Clone, Debug, Serialize)]

@@ -2,7 +2,7 @@
 //! a number of bits per key, or a memory budget).
 //!
 //! This module owns the decision rule and the short measurement that backs a recommendation;
-//! the formulas come from [`crate::model`], the measurement loop from `measure.rs`.
+//! the formulas come from [`linebloom::model`], the measurement loop from `measure.rs`.
 //!
 //! # The rule
 //! Every filter is sized for the target by its model: the bits per key it needs for the FPR,
@@ -25,10 +25,11 @@ use serde::Serialize;
 use super::fpr::key_hash;
 use super::measure::{Method, Sampling, Stat, sample_batch, thread_pool, timed_insert};
 use super::subject::{Contender, build_subject};
-use crate::error::{Error, MAX_BITS_PER_KEY, Result, check_fpr, check_items};
-use crate::filter::FilterKind;
-use crate::hash::{mix64, reduce};
-use crate::model;
+use linebloom::error::{Error, MAX_BITS_PER_KEY, Result};
+use linebloom::filter::FilterKind;
+use linebloom::hash::{mix64, reduce};
+use linebloom::internals::{check_fpr, check_items};
+use linebloom::model;
 
 /// The memory premium (for the same FPR) the blocked filter's one-miss lookups are worth.
 pub const BLOCKED_PREMIUM_LIMIT: f64 = 0.20;
@@ -36,7 +37,7 @@ pub const BLOCKED_PREMIUM_LIMIT: f64 = 0.20;
 /// The most bits per key a memory budget is spent on (see [`recommend`]).
 pub const MEMORY_BITS_CAP: f64 = 64.0;
 
-/// The cuckoo filter's planned load and slots per bucket (see `crate::cuckoo`).
+/// The cuckoo filter's planned load and slots per bucket (see `linebloom::cuckoo`).
 const CUCKOO_LOAD: f64 = 0.95;
 const CUCKOO_SLOTS: u32 = 4;
 const CUCKOO_WIDTHS: [u32; 3] = [8, 12, 16];
@@ -616,13 +617,13 @@ mod tests {
     fn sizes_match_the_constructors() {
         for n in [1u64, 1000, 123_457] {
             for b in [6.0, 10.0, 13.7] {
-                let f = crate::BlockedBloom::with_bits_per_key(n as usize, b).unwrap();
+                let f = linebloom::BlockedBloom::with_bits_per_key(n as usize, b).unwrap();
                 assert_eq!(blocked_bytes(n, b), f.size_bytes() as u64);
-                let f = crate::ClassicBloom::with_bits_per_key(n as usize, b).unwrap();
+                let f = linebloom::ClassicBloom::with_bits_per_key(n as usize, b).unwrap();
                 assert_eq!(classic_bytes(n, b), f.size_bytes() as u64);
             }
             for f in CUCKOO_WIDTHS {
-                let c = crate::CuckooFilter::builder(n as usize)
+                let c = linebloom::CuckooFilter::builder(n as usize)
                     .fingerprint_bits(f)
                     .build()
                     .unwrap();

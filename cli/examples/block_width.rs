@@ -14,7 +14,7 @@
 //! twice the vector work of a 256-bit test (`cargo run --release --example vector_rates`).
 
 use linebloom::model::{block_fpr, block_optimal_hashes};
-use linebloom::report::fpr::free_block_fpr;
+use linebloom_cli::report::fpr::free_block_fpr;
 
 const KEYS: u64 = 1_000_000;
 const PROBES: u64 = 4_000_000;

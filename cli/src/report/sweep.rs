@@ -35,9 +35,9 @@ use super::measure::{
     timed_insert,
 };
 use super::subject::{Contender, Subject, build_subject};
-use crate::error::{Error, Result};
-use crate::filter::FilterKind;
-use crate::hash::{mix64, reduce};
+use linebloom::error::{Error, Result};
+use linebloom::filter::FilterKind;
+use linebloom::hash::{mix64, reduce};
 
 /// The version of the report's JSON layout (incremented when a field changes meaning).
 pub const REPORT_FORMAT_VERSION: u32 = 1;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::subject::Subject;
-use crate::error::{Error, Result};
+use linebloom::error::{Error, Result};
 
 /// The median and spread of one figure over its samples, in nanoseconds per operation.
 #[derive(Clone, Debug, Serialize, PartialEq)]

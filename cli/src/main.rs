@@ -3,12 +3,10 @@
 //! Exit codes (a contract, see DESIGN.md): 0 success; 2 bad arguments, unreadable files and
 //! corrupt filters (one line on stderr); 1 any other failure.
 
-mod files;
-mod fpr;
-mod report;
-mod tune;
+mod commands;
 
 use clap::{Parser, Subcommand};
+use commands::{files, fpr, report, tune};
 use std::process::ExitCode;
 
 #[derive(Parser)]

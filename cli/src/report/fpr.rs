@@ -3,15 +3,16 @@
 use serde::Serialize;
 
 use super::sweep::fpr_row;
-use crate::error::{Error, Result, units_for};
-use crate::filter::{Filter, FilterKind, Sizing};
-use crate::format::AnyFilter;
-use crate::hash::mix64;
+use linebloom::filter::{Filter, FilterKind, Sizing};
+use linebloom::format::AnyFilter;
+use linebloom::hash::mix64;
+use linebloom::internals::units_for;
+use linebloom::{Error, Result};
 
 /// The measured FPR of a simulated blocked Bloom filter with free placement: each of `keys`
 /// keys sets `hashes` distinct bits chosen at random in one of the filter's `block_bits`-bit
 /// blocks (`bits_per_key` bits per key in all), then `probes` never-inserted keys are tested.
-/// The layout [`crate::model::block_fpr`] models: no filter of that block width does better,
+/// The layout [`linebloom::model::block_fpr`] models: no filter of that block width does better,
 /// so measuring it shows what a width allows (`examples/block_width.rs`). An error unless
 /// `block_bits` is a positive multiple of 64 and `hashes` in `1..=block_bits`, or when the
 /// keys and bits per key are out of the filters' ranges; a slow loop, for a few million probes.
@@ -44,12 +45,12 @@ pub fn free_block_fpr(
     // The block and the k distinct bits of the key with hash `h`: the block by multiply-shift,
     // each bit from a fresh remix of a counter (redrawn when it repeats).
     let place = |h: u64, positions: &mut Vec<usize>| {
-        let block = crate::hash::reduce(h, blocks);
+        let block = linebloom::hash::reduce(h, blocks);
         positions.clear();
         let mut x = h;
         while positions.len() < k {
             x = mix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            let p = crate::hash::reduce(x, words * 64);
+            let p = linebloom::hash::reduce(x, words * 64);
             if !positions.contains(&p) {
                 positions.push(p);
             }
@@ -139,7 +140,7 @@ pub fn measure_fpr(spec: &FprSpec) -> Result<FprMeasurement> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::block_fpr;
+    use linebloom::model::block_fpr;
 
     /// The free-placement model against its simulated filter, for both widths the README's
     /// target 1 argument uses (fixed seed; about 1 % spread between seeds, the bound is 6 %).

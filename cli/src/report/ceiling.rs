@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 use super::config::ReportConfig;
 use super::fpr::key_hash;
 use super::measure::{Stat, sample_runs, unpinned};
-use crate::BlockedBloom;
-use crate::error::{Error, Result};
+use linebloom::BlockedBloom;
+use linebloom::error::{Error, Result};
 
 /// One blocked filter per thread of the largest pool, each only ever written by its own
 /// thread, and one for the bulk insert's task alone.
@@ -183,7 +183,7 @@ mod tests {
         assert!(
             first.lines()[half..]
                 .iter()
-                .all(|l| *l == crate::blocked::Line::ZERO)
+                .all(|l| *l == linebloom::blocked::Line::ZERO)
         );
     }
 
@@ -195,7 +195,7 @@ mod tests {
         let filter = own.alone.lock().unwrap();
         let half = filter.num_lines().div_ceil(2);
         let (first, second) = filter.lines().split_at(half);
-        assert!(first.iter().any(|l| *l != crate::blocked::Line::ZERO));
-        assert!(second.iter().all(|l| *l == crate::blocked::Line::ZERO));
+        assert!(first.iter().any(|l| *l != linebloom::blocked::Line::ZERO));
+        assert!(second.iter().all(|l| *l == linebloom::blocked::Line::ZERO));
     }
 }

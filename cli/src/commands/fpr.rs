@@ -3,7 +3,7 @@
 use clap::ArgGroup;
 use linebloom::filter::{FilterKind, Sizing};
 use linebloom::hash::DEFAULT_SEED;
-use linebloom::report::fpr::{FprSpec, measure_fpr};
+use linebloom_cli::report::fpr::{FprSpec, measure_fpr};
 
 use crate::Failure;
 

@@ -1,6 +1,6 @@
 //! This crate's filters against the peers on crates.io, at the same bits per key (10) where a
 //! peer lets one choose: fastbloom, sbbf-rs (Parquet split-block), bloomfilter, cuckoofilter,
-//! xorf BinaryFuse8. Every filter is driven through `linebloom::report::subject` (the same
+//! xorf BinaryFuse8. Every filter is driven through `linebloom_cli::report::subject` (the same
 //! adapters and loops the report uses) with the same pre-hashed keys.
 //!
 //! Before measuring, each size prints every filter's actual bits per key, measured FPR and
@@ -22,18 +22,15 @@
 //! cargo bench --features peers --bench peers -- 'sbbf-rs'          # one filter
 //! ```
 
-mod common;
-
-use common::pin_thread;
 use criterion::{
     BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use linebloom::report::fpr::key_hash;
-use linebloom::report::limit::probe_memory;
-use linebloom::report::measure::{Sampling, thread_pool};
-use linebloom::report::subject::{Contender, Subject, build_subject};
-use linebloom::report::write::fpr_md;
 use linebloom::{BlockedBloom, BuildBuffers};
+use linebloom_cli::report::fpr::key_hash;
+use linebloom_cli::report::limit::probe_memory;
+use linebloom_cli::report::measure::{Sampling, pin_current_thread, thread_pool};
+use linebloom_cli::report::subject::{Contender, Subject, build_subject};
+use linebloom_cli::report::write::fpr_md;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -71,7 +68,7 @@ fn peers(c: &mut Criterion) {
     // Built before the bench thread is pinned, and each of its threads pinned to a core of
     // its own (threads inherit their creator's affinity).
     let two = thread_pool(2).expect("a pool of two threads");
-    pin_thread();
+    eprintln!("{}", pin_current_thread().note);
     for (n, label) in sizes() {
         print_limit(n, label);
         let hits: Vec<u64> = (0..LOOKUPS as u64)

@@ -1,6 +1,5 @@
 //! `linebloom build`, `query` and `stats` driven through the built binary: the round trip for
 //! every kind, and the exit codes and single-line messages of every failure.
-#![cfg(feature = "cli")]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

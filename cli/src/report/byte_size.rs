@@ -4,7 +4,7 @@
 //! formatter every table uses. Binary units (KiB, MiB, GiB, TiB, and the bare K, M, G, T that
 //! `ls -h` and `dd` use) are powers of 1024; SI units (KB, MB, GB, TB) are powers of 1000.
 
-use crate::error::{Error, Result};
+use linebloom::error::{Error, Result};
 
 const UNITS: [(&str, f64); 14] = [
     ("kib", 1024.0),
@@ -32,7 +32,7 @@ const ALLOWED: &str = "a positive size such as 1048576, 64KiB, 16MiB, 1.5GiB or 
 /// error message names.
 ///
 /// ```
-/// use linebloom::report::byte_size::parse_byte_size;
+/// use linebloom_cli::report::byte_size::parse_byte_size;
 ///
 /// assert_eq!(parse_byte_size("memory", "64MiB")?, 64 << 20);
 /// assert_eq!(parse_byte_size("memory", "1GB")?, 1_000_000_000);

@@ -1,12 +1,12 @@
-//! `linebloom tune`: parses the question, asks `linebloom::report::tune`, prints the answer.
+//! `linebloom tune`: parses the question, asks `linebloom_cli::report::tune`, prints the answer.
 
 use clap::ArgGroup;
 use linebloom::hash::DEFAULT_SEED;
-use linebloom::report::byte_size::{format_byte_size, parse_byte_size};
-use linebloom::report::tune::{
+use linebloom_cli::report::byte_size::{format_byte_size, parse_byte_size};
+use linebloom_cli::report::tune::{
     Candidate, MeasureBudget, Measured, Recommendation, Target, TuneRequest, measure, recommend,
 };
-use linebloom::report::write::fpr_md;
+use linebloom_cli::report::write::fpr_md;
 
 use crate::Failure;
 

@@ -16,9 +16,10 @@
 use std::hash::Hasher;
 
 use super::subject::{Contender, Peer, Subject};
-use crate::error::{Error, Result, check_bits_per_key, check_items};
-use crate::hash::mix64;
-use crate::model;
+use linebloom::hash::mix64;
+use linebloom::internals::{check_bits_per_key, check_items};
+use linebloom::model;
+use linebloom::{Error, Result};
 
 /// Builds the peer's empty filter for `items` keys at about `bits_per_key` bits each.
 pub fn build(peer: Peer, items: usize, bits_per_key: f64, seed: u64) -> Result<Box<dyn Subject>> {

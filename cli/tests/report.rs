@@ -1,17 +1,16 @@
 //! The tuning report and `tune`: a tiny sweep end to end, what the writers produce, the
 //! recommendations, and bad input. No timing is asserted (this machine's speed is not a test
 //! subject); small sizes keep the whole file to a few seconds.
-#![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use linebloom::FilterKind;
-use linebloom::report::byte_size::parse_byte_size;
-use linebloom::report::subject::Contender;
-use linebloom::report::tune::{MeasureBudget, Target, TuneRequest, measure, recommend};
-use linebloom::report::write::{self, write_report};
-use linebloom::report::{Report, ReportConfig, run_report};
+use linebloom_cli::report::byte_size::parse_byte_size;
+use linebloom_cli::report::subject::Contender;
+use linebloom_cli::report::tune::{MeasureBudget, Target, TuneRequest, measure, recommend};
+use linebloom_cli::report::write::{self, write_report};
+use linebloom_cli::report::{Report, ReportConfig, run_report};
 
 /// A fresh, empty directory under the system's temporary directory.
 fn temp_dir(name: &str) -> PathBuf {
@@ -193,7 +192,7 @@ fn a_tiny_sweep_writes_every_file() {
     }
 
     // SVG: well-formed enough to be a picture, titled.
-    let plots = linebloom::report::plot::plots(&report).unwrap();
+    let plots = linebloom_cli::report::plot::plots(&report).unwrap();
     assert!(plots.len() >= config.filters.len() + 3);
     for plot in &plots {
         let svg = std::fs::read_to_string(dir.join(&plot.file)).unwrap();
@@ -269,7 +268,10 @@ fn bad_report_flags_exit_2() {
     }
 }
 
-fn tune(items: u64, target: Target) -> linebloom::Result<linebloom::report::tune::Recommendation> {
+fn tune(
+    items: u64,
+    target: Target,
+) -> linebloom::Result<linebloom_cli::report::tune::Recommendation> {
     recommend(&TuneRequest {
         items,
         target,
@@ -404,6 +406,14 @@ fn contenders_parse() {
         "blocked".parse::<Contender>().unwrap(),
         Contender::Ours(FilterKind::Blocked)
     );
-    let peer = "fastbloom".parse::<Contender>();
-    assert_eq!(peer.is_ok(), cfg!(feature = "peers"));
+    for peer in [
+        "bloomfilter",
+        "cuckoofilter",
+        "fastbloom",
+        "sbbf-rs",
+        "xorf-bfuse8",
+    ] {
+        assert!(peer.parse::<Contender>().unwrap().is_peer(), "{peer}");
+    }
+    assert_eq!(Contender::available().len(), 8);
 }
