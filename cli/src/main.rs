@@ -7,6 +7,7 @@ mod commands;
 
 use clap::{Parser, Subcommand};
 use commands::{files, fpr, report, tune};
+use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -50,6 +51,14 @@ impl Failure {
             message: message.to_string(),
         }
     }
+    /// Standard output was closed by its reader (`| head`): the command ends quietly with
+    /// success, as `cat` and `grep` do.
+    pub fn closed_pipe() -> Self {
+        Failure {
+            code: 0,
+            message: String::new(),
+        }
+    }
     /// Anything else: exit code 1.
     pub fn other(message: impl std::fmt::Display) -> Self {
         Failure {
@@ -82,7 +91,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("linebloom: {}", f.message);
+            if !f.message.is_empty() {
+                // Nothing more can be done when standard error cannot be written either.
+                let _ = writeln!(std::io::stderr(), "linebloom: {}", f.message);
+            }
             ExitCode::from(f.code)
         }
     }

@@ -2,66 +2,11 @@
 //! every kind, and the exit codes and single-line messages of every failure.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
-fn linebloom() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_linebloom"))
-}
+mod common;
 
-/// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("linebloom-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Exit code 2 with exactly one line on standard error and no panic.
-fn assert_usage_failure(o: &Output, mentions: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "stderr: {err}");
-    assert!(!err.contains("panicked"), "stderr: {err}");
-    assert!(err.contains(mentions), "expected {mentions:?} in: {err}");
-}
-
-fn write_keys(dir: &Path, n: usize) -> PathBuf {
-    let path = dir.join("keys.txt");
-    let mut text = String::new();
-    for i in 0..n {
-        // Mixed line ends: a "\r\n" line gives the same key as a "\n" line.
-        text.push_str(&format!(
-            "user:{i}{}",
-            if i % 3 == 0 { "\r\n" } else { "\n" }
-        ));
-    }
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn build(dir: &Path, kind: &str, keys: &Path, extra: &[&str]) -> (Output, PathBuf) {
-    let out = dir.join(format!("{kind}.lbf"));
-    let o = run(linebloom()
-        .args(["build", "--filter", kind, "--input"])
-        .arg(keys)
-        .arg("--output")
-        .arg(&out)
-        .args(extra));
-    (o, out)
-}
+use common::*;
 
 #[test]
 fn build_query_stats_for_every_kind() {
@@ -273,7 +218,7 @@ fn failures_exit_2_with_one_line() {
         .arg(&keys)
         .arg("--output")
         .arg(dir.join("no/such/dir/f.lbf")));
-    assert_usage_failure(&o, "cannot create");
+    assert_usage_failure(&o, "cannot write");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,23 +1,27 @@
 //! `linebloom build`, `query` and `stats`: filters saved to files in the library's serialized
 //! format (`linebloom::format`).
 //!
-//! Key files hold one key per line: the key is the line's bytes without its `\n`, and without a
-//! `\r` before it (so files written on Windows give the same keys). The bytes need not be UTF-8;
-//! they are hashed as they are. A line with nothing on it is the empty key; a final `\n` does not
-//! start another key. `build` streams its input (never holding the file in memory): when
-//! `--items` is not given it counts the lines in a first pass, then inserts in a second.
+//! Keys are read once, streamed, by `keys.rs` (one key per line, from a file, standard input, a
+//! pipe or a FIFO). `build` without `--items` keeps only each key's 8-byte hash while it reads,
+//! then sizes the filter for the keys it saw and fills it (a blocked filter in one batch,
+//! bit-identical to one at a time); with `--items` it inserts as it reads. The filter file is
+//! written by `output.rs`: created before any input is read, whole or not at all.
+//! A saved filter is read by its header: the file's size is checked against the length the
+//! header declares before the payload is read.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::ArgGroup;
 use indicatif::{ProgressBar, ProgressStyle};
 use linebloom::Error;
 use linebloom::filter::{Filter, FilterKind, Sizing};
-use linebloom::format::{AnyFilter, read_any, read_header};
+use linebloom::format::{AnyFilter, HEADER_LEN, read_any, read_header};
 use linebloom::hash::{DEFAULT_SEED, hash_bytes};
 
+use super::keys::{DEFAULT_MAX_KEY_BYTES, KeyReader, KeySource, read_failure};
+use super::output::{self, OutputFile, outln};
 use crate::Failure;
 
 /// Keys hashed and looked up together by `query` (the batched, prefetching lookup).
@@ -44,24 +48,30 @@ pub struct BuildArgs {
     /// Hash seed, stored in the file (default: the crate's fixed seed).
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
-    /// Size for this many keys instead of counting the input's lines first.
+    /// Size for this many keys and insert while reading (default: size for the keys read).
     #[arg(long)]
     items: Option<usize>,
-    /// The keys, one per line (a trailing "\r" is stripped).
+    /// The keys, one per line (a trailing "\r" is stripped); "-" or none: standard input.
     #[arg(long)]
-    input: PathBuf,
-    /// Where to write the filter.
+    input: Option<PathBuf>,
+    /// Where to write the filter (replaced whole, or left as it was on failure).
     #[arg(long)]
     output: PathBuf,
+    /// The longest key accepted, in bytes; a longer line is an error naming it.
+    #[arg(long, default_value_t = DEFAULT_MAX_KEY_BYTES)]
+    max_key_bytes: usize,
 }
 
 #[derive(clap::Args)]
 pub struct QueryArgs {
     /// A filter written by `linebloom build`.
     filter: PathBuf,
-    /// Keys to look up, one per line (default: standard input).
+    /// Keys to look up, one per line; "-" or none: standard input.
     #[arg(long)]
     input: Option<PathBuf>,
+    /// The longest key accepted, in bytes; a longer line is an error naming it.
+    #[arg(long, default_value_t = DEFAULT_MAX_KEY_BYTES)]
+    max_key_bytes: usize,
 }
 
 #[derive(clap::Args)]
@@ -79,91 +89,137 @@ pub fn build(args: BuildArgs) -> Result<(), Failure> {
         (None, Some(p)) => Sizing::Fpr(p),
         (None, None) => return Err(Failure::usage("give --bits-per-key or --fpr")),
     };
-    let input_len = open(&args.input)?.metadata().map(|m| m.len()).unwrap_or(0);
-    let items = match args.items {
-        Some(n) => n,
-        None => {
-            let progress = progress(input_len, "counting");
-            let n = count_lines(open(&args.input)?, &progress)
-                .map_err(|e| read_failure(&args.input, e))?;
-            progress.finish_and_clear();
+    // The parameters and the output are checked before any input is read: a mistake in either
+    // costs nothing, and a pipe's keys are not consumed for a build that cannot finish.
+    let new = |items: usize| AnyFilter::new(args.filter, items, sizing, args.hashes, args.seed);
+    let sized = match args.items {
+        Some(items) => Some(new(items)?),
+        None => new(1).map(|_| None)?,
+    };
+    let output = OutputFile::create(&args.output)?;
+    let mut keys = KeySource::from_arg(args.input.as_deref()).open(args.max_key_bytes)?;
+    keys.set_progress(progress(keys.len(), "reading"));
+    let (filter, inserted) = match (sized, args.items) {
+        (Some(mut filter), Some(items)) => {
+            let mut inserter = Inserter::new(&filter);
+            while let Some(key) = keys.next_key()? {
+                let hash = hash_bytes(key, filter.seed());
+                inserter.insert(&mut filter, hash, keys.line_number(), keys.name())?;
+            }
+            let inserted = inserter.inserted;
+            if filter.kind() != FilterKind::Cuckoo && inserted > items as u64 {
+                eprintln_quietly(format_args!(
+                    "linebloom: warning: {inserted} keys went into a filter sized for {items} \
+                     (--items); its false-positive rate is higher than asked"
+                ));
+            }
+            (filter, inserted)
+        }
+        _ => {
+            // One pass keeps only the hashes (8 bytes per key); the seed is fixed before the
+            // filter exists, as the filter records it.
+            let mut hashes = Vec::new();
+            while let Some(key) = keys.next_key()? {
+                hashes.push(hash_bytes(key, args.seed));
+            }
             // An empty key file still gives a valid (empty) filter.
-            n.max(1)
+            let items = hashes.len().max(1);
+            let mut filter = new(items)?;
+            let inserted = match &mut filter {
+                // One batch: bit-identical to inserting one by one, and partitioned by line
+                // range when the batch is large.
+                AnyFilter::Blocked(f) => {
+                    f.par_insert_hashes(&hashes);
+                    hashes.len() as u64
+                }
+                _ => {
+                    let mut inserter = Inserter::new(&filter);
+                    for (i, &hash) in hashes.iter().enumerate() {
+                        inserter.insert(&mut filter, hash, i as u64 + 1, keys.name())?;
+                    }
+                    inserter.inserted
+                }
+            };
+            (filter, inserted)
         }
     };
-    let mut filter = AnyFilter::new(args.filter, items, sizing, args.hashes, args.seed)?;
-    let is_cuckoo = filter.kind() == FilterKind::Cuckoo;
-    let seed = filter.seed();
+    keys.finish_progress();
+    output.commit(|out| {
+        filter
+            .write_to_with_items(inserted, out)
+            .map_err(std::io::Error::other)
+    })
+}
 
-    let progress = progress(input_len, "inserting");
-    let mut inserted = 0u64;
-    let mut line_number = 0u64;
-    for_each_key(open(&args.input)?, &progress, |key| {
-        line_number += 1;
-        let hash = hash_bytes(key, seed);
-        // A cuckoo filter stores a fingerprint per insert, so a repeated key would take a slot
-        // each time (and a ninth copy cannot be placed); a key it already reports present needs
-        // no slot to keep answering yes.
-        if is_cuckoo && filter.contains_hash(hash) {
+/// Inserts hashes one at a time, counting them; for a cuckoo filter, a key it already reports
+/// present is skipped (each insert stores a fingerprint, so a repeated key would take a slot
+/// each time and a ninth copy could not be placed).
+struct Inserter {
+    skip_present: bool,
+    inserted: u64,
+}
+
+impl Inserter {
+    fn new(filter: &AnyFilter) -> Self {
+        Inserter {
+            skip_present: filter.kind() == FilterKind::Cuckoo,
+            inserted: 0,
+        }
+    }
+
+    fn insert(
+        &mut self,
+        filter: &mut AnyFilter,
+        hash: u64,
+        line: u64,
+        input: &str,
+    ) -> Result<(), Failure> {
+        if self.skip_present && filter.contains_hash(hash) {
             return Ok(());
         }
         match filter.insert_hash(hash) {
             Ok(()) => {
-                inserted += 1;
+                self.inserted += 1;
                 Ok(())
             }
             Err(Error::Full) => Err(Failure::other(format!(
-                "the cuckoo filter is full at line {line_number} of {} after {inserted} keys \
-                 (nothing was lost); build it for more items (--items) or more bits per key",
-                args.input.display()
+                "the cuckoo filter is full at line {line} of {input} after {} keys (nothing \
+                 was lost); build it for more items (--items) or more bits per key",
+                self.inserted
             ))),
             Err(e) => Err(e.into()),
         }
-    })
-    .map_err(|e| e.unwrap_or_else(|io| read_failure(&args.input, io)))?;
-    progress.finish_and_clear();
-    if !is_cuckoo && args.items.is_some_and(|n| inserted > n as u64) {
-        eprintln!(
-            "linebloom: warning: {inserted} keys went into a filter sized for {} (--items); \
-             its false-positive rate is higher than asked",
-            args.items.unwrap_or(0)
-        );
     }
-    write_filter(&filter, inserted, &args.output)
+}
+
+/// A warning on standard error; a standard error that cannot be written to is not a reason to
+/// fail the command.
+fn eprintln_quietly(message: std::fmt::Arguments) {
+    let _ = writeln!(std::io::stderr(), "{message}");
 }
 
 pub fn query(args: QueryArgs) -> Result<(), Failure> {
     let filter = load(&args.filter)?;
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let result = match &args.input {
-        Some(path) => query_keys(&filter, open(path)?, &mut out, path),
-        None => query_keys(
-            &filter,
-            std::io::stdin().lock(),
-            &mut out,
-            Path::new("standard input"),
-        ),
-    };
-    match result.and_then(|()| out.flush().map_err(|e| write_failure(e, "standard output"))) {
-        Err(f) if f.code == STOPPED => Ok(()),
-        other => other,
-    }
+    let mut keys = KeySource::from_arg(args.input.as_deref()).open(args.max_key_bytes)?;
+    let mut out = output::stdout();
+    query_keys(&filter, &mut keys, &mut out)?;
+    out.flush().map_err(output::stdout_failure)
 }
 
 pub fn stats(args: StatsArgs) -> Result<(), Failure> {
-    let bytes = read_file(&args.filter)?;
+    let bytes = read_filter_file(&args.filter)?;
     let filter = read_any(&bytes).map_err(|e| corrupt_failure(&args.filter, e))?;
     let header = read_header(&bytes).map_err(|e| corrupt_failure(&args.filter, e))?;
     let size_bytes = filter.size_bytes();
-    let estimated = filter.estimated_items();
+    // `+ 0.0` turns the estimate of an empty filter, -0, into 0.
+    let estimated = filter.estimated_items().max(0.0) + 0.0;
     let recorded = header.items;
+    // A count the writer recorded is used only when it could be true: more keys than the
+    // filter has bits says the header was written by something else.
+    let plausible = recorded <= (size_bytes as u64).saturating_mul(8);
+    let used = (recorded > 0 && plausible).then_some(recorded);
     // Bits per key over the keys the writer counted, else over the estimate.
-    let per_key_items = if recorded > 0 {
-        recorded as f64
-    } else {
-        estimated
-    };
+    let per_key_items = used.map_or(estimated, |n| n as f64);
     let bits_per_key = (size_bytes * 8) as f64 / per_key_items;
     let mut json = serde_json::json!({
         "filter": filter.kind().name(),
@@ -172,6 +228,7 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
         "bytes": size_bytes,
         "file_bytes": bytes.len(),
         "recorded_items": recorded,
+        "recorded_items_plausible": plausible,
         "estimated_items": finite(estimated),
         "bits_per_key": finite(bits_per_key),
         "fill_ratio": filter.fill_ratio(),
@@ -195,8 +252,8 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
     for (name, value) in &params {
         json[*name] = value.clone();
     }
-    if recorded > 0 {
-        json["model_fpr_at_recorded_items"] = filter.expected_fpr(recorded).into();
+    if let Some(n) = used {
+        json["model_fpr_at_recorded_items"] = filter.expected_fpr(n).into();
     }
     // Whether the loaded lines or table got transparent huge pages (blocked and cuckoo filters
     // of 8 MiB and up ask).
@@ -208,184 +265,156 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
     if let Some(huge) = huge {
         json["huge_page_bytes"] = huge.into();
     }
+    let mut text = String::new();
     if args.json {
-        println!("{json}");
-        return Ok(());
+        outln!(text, "{json}");
+        return output::print(&text);
     }
-    println!("filter            {}", filter.kind());
+    outln!(text, "filter            {}", filter.kind());
     for (name, value) in &params {
-        println!("{:<17} {value}", name.replace('_', " "));
+        outln!(text, "{:<17} {value}", name.replace('_', " "));
     }
-    println!("seed              {:#x}", filter.seed());
-    println!(
+    outln!(text, "seed              {:#x}", filter.seed());
+    outln!(
+        text,
         "bytes             {size_bytes} (file: {} bytes)",
         bytes.len()
     );
-    if recorded > 0 {
-        println!("recorded items    {recorded}");
-    }
-    println!("estimated items   {estimated:.0}");
-    println!("bits per key      {bits_per_key:.3}");
-    println!("fill ratio        {:.4}", filter.fill_ratio());
-    println!("current FPR       {:.5} %", filter.current_fpr() * 100.0);
-    if let Some(huge) = huge {
-        println!("huge pages        {huge} of {size_bytes} bytes (asked for from 8 MiB up)");
-    }
-    if recorded > 0 {
-        println!(
-            "model FPR         {:.5} % (at the recorded items)",
-            filter.expected_fpr(recorded) * 100.0
+    if used.is_some() {
+        outln!(text, "recorded items    {recorded}");
+    } else if recorded > 0 {
+        outln!(
+            text,
+            "recorded items    {recorded} (more than the filter's bits: not used below)"
         );
     }
-    Ok(())
+    outln!(text, "estimated items   {estimated:.0}");
+    match finite(bits_per_key) {
+        Some(b) => outln!(text, "bits per key      {b:.3}"),
+        None => outln!(text, "bits per key      - (no items)"),
+    }
+    outln!(text, "fill ratio        {:.4}", filter.fill_ratio());
+    outln!(
+        text,
+        "current FPR       {:.5} %",
+        filter.current_fpr() * 100.0
+    );
+    if let Some(huge) = huge {
+        outln!(
+            text,
+            "huge pages        {huge} of {size_bytes} bytes (asked for from 8 MiB up)"
+        );
+    }
+    if let Some(n) = used {
+        outln!(
+            text,
+            "model FPR         {:.5} % (at the recorded items)",
+            filter.expected_fpr(n) * 100.0
+        );
+    }
+    output::print(&text)
 }
 
-/// Looks up every key of `input`, printing `key\tyes|no` lines, in batches of hashes.
+/// Looks up every key, printing `key\tyes|no` lines, in batches of hashes (the batched,
+/// prefetching lookup).
 fn query_keys(
     filter: &AnyFilter,
-    input: impl Read,
+    keys: &mut KeyReader,
     out: &mut impl Write,
-    name: &Path,
 ) -> Result<(), Failure> {
     let seed = filter.seed();
     // The batch's keys back to back, with their end offsets.
-    let mut keys: Vec<u8> = Vec::new();
+    let mut batch: Vec<u8> = Vec::new();
     let mut ends: Vec<usize> = Vec::with_capacity(QUERY_BATCH);
     let mut hashes: Vec<u64> = Vec::with_capacity(QUERY_BATCH);
     let mut found = vec![false; QUERY_BATCH];
-    let mut flush = |keys: &mut Vec<u8>, ends: &mut Vec<usize>, hashes: &mut Vec<u64>| {
+    let mut flush = |batch: &mut Vec<u8>, ends: &mut Vec<usize>, hashes: &mut Vec<u64>| {
         let found = &mut found[..hashes.len()];
         filter.contains_hashes(hashes, found)?;
         let mut start = 0;
         for (&end, &yes) in ends.iter().zip(found.iter()) {
-            let line = [&keys[start..end], if yes { b"\tyes\n" } else { b"\tno\n" }];
-            for part in line {
-                out.write_all(part)
-                    .map_err(|e| write_failure(e, "standard output"))?;
-            }
+            let answer: &[u8] = if yes { b"\tyes\n" } else { b"\tno\n" };
+            out.write_all(&batch[start..end])
+                .and_then(|()| out.write_all(answer))
+                .map_err(output::stdout_failure)?;
             start = end;
         }
-        keys.clear();
+        batch.clear();
         ends.clear();
         hashes.clear();
         Ok::<(), Failure>(())
     };
-    let hidden = ProgressBar::hidden();
-    for_each_key(input, &hidden, |key| {
-        keys.extend_from_slice(key);
-        ends.push(keys.len());
+    while let Some(key) = keys.next_key()? {
+        batch.extend_from_slice(key);
+        ends.push(batch.len());
         hashes.push(hash_bytes(key, seed));
         if hashes.len() == QUERY_BATCH {
-            flush(&mut keys, &mut ends, &mut hashes)?;
+            flush(&mut batch, &mut ends, &mut hashes)?;
         }
-        Ok(())
-    })
-    .map_err(|e| e.unwrap_or_else(|io| read_failure(name, io)))?;
-    flush(&mut keys, &mut ends, &mut hashes)
-}
-
-/// Calls `f` with every key of `input` (see the module docs for what a key is), reusing one
-/// buffer. Stops at the first error: `Ok(failure)` from `f`, `Err(io)` from reading.
-fn for_each_key(
-    input: impl Read,
-    progress: &ProgressBar,
-    mut f: impl FnMut(&[u8]) -> Result<(), Failure>,
-) -> Result<(), Result<Failure, std::io::Error>> {
-    let mut reader = BufReader::with_capacity(1 << 16, input);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line).map_err(Err)?;
-        if read == 0 {
-            return Ok(());
-        }
-        progress.inc(read as u64);
-        f(strip_line_end(&line)).map_err(Ok)?;
     }
-}
-
-/// The key on a line: without its `\n`, and without a `\r` just before it.
-fn strip_line_end(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-/// The number of keys in `input`: its `\n`s, plus one for a last line without one.
-fn count_lines(input: impl Read, progress: &ProgressBar) -> std::io::Result<usize> {
-    let mut reader = BufReader::with_capacity(1 << 16, input);
-    let mut lines = 0;
-    let mut last = b'\n';
-    loop {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            break;
-        }
-        lines += buf.iter().filter(|&&b| b == b'\n').count();
-        last = buf[buf.len() - 1];
-        let n = buf.len();
-        progress.inc(n as u64);
-        reader.consume(n);
-    }
-    Ok(lines + usize::from(last != b'\n'))
-}
-
-/// Writes the filter next to `path` and renames it into place, so a failed build never leaves
-/// a partial filter under the final name.
-fn write_filter(filter: &AnyFilter, items: u64, path: &Path) -> Result<(), Failure> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let file = File::create(&tmp)
-        .map_err(|e| Failure::usage(format!("cannot create {}: {e}", path.display())))?;
-    let written = filter
-        .write_to_with_items(items, BufWriter::new(file))
-        .map_err(|e| Failure::other(format!("cannot write {}: {e}", path.display())))
-        .and_then(|()| {
-            std::fs::rename(&tmp, path)
-                .map_err(|e| Failure::other(format!("cannot write {}: {e}", path.display())))
-        });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    flush(&mut batch, &mut ends, &mut hashes)
 }
 
 /// Reads and checks a saved filter; every problem is exit code 2.
 fn load(path: &Path) -> Result<AnyFilter, Failure> {
-    let bytes = read_file(path)?;
+    let bytes = read_filter_file(path)?;
     read_any(&bytes).map_err(|e| corrupt_failure(path, e))
+}
+
+/// Reads a saved filter by its header: the 64-byte header first, then exactly the length it
+/// declares. A regular file's size is checked against that length before the payload is read,
+/// so a damaged or foreign file (even a sparse one of many GiB) is refused at once; other
+/// inputs are read no further than one byte past it.
+fn read_filter_file(path: &Path) -> Result<Vec<u8>, Failure> {
+    let name = path.display().to_string();
+    let mut file = File::open(path).map_err(|e| read_failure(&name, e))?;
+    let size = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    let mut bytes = Vec::with_capacity(HEADER_LEN);
+    (&mut file)
+        .take(HEADER_LEN as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| read_failure(&name, e))?;
+    let header = read_header(&bytes).map_err(|e| corrupt_failure(path, e))?;
+    let declared = header.encoded_len() as u64;
+    let mismatch = |actual: u64| {
+        let why = if actual < declared {
+            "truncated"
+        } else {
+            "length mismatch"
+        };
+        corrupt_failure(
+            path,
+            Error::Corrupt(format!(
+                "{why}: the header declares {declared} bytes, the file holds {actual}"
+            )),
+        )
+    };
+    if let Some(size) = size
+        && size != declared
+    {
+        return Err(mismatch(size));
+    }
+    if size.is_some() {
+        // The file holds exactly that many bytes; other inputs grow the buffer as they deliver.
+        bytes.reserve_exact((declared as usize).saturating_sub(HEADER_LEN));
+    }
+    (&mut file)
+        .take(declared.saturating_add(1) - HEADER_LEN as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| read_failure(&name, e))?;
+    if bytes.len() as u64 != declared {
+        return Err(mismatch(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 /// A file that is not a valid filter: exit code 2, naming the file.
 fn corrupt_failure(path: &Path, e: Error) -> Failure {
     Failure::usage(format!("{}: {e}", path.display()))
-}
-
-fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| read_failure(path, e))
-}
-
-fn open(path: &Path) -> Result<File, Failure> {
-    File::open(path).map_err(|e| read_failure(path, e))
-}
-
-/// An unreadable input: exit code 2.
-fn read_failure(path: &Path, e: std::io::Error) -> Failure {
-    Failure::usage(format!("cannot read {}: {e}", path.display()))
-}
-
-/// The exit code `write_failure` gives a closed pipe: a reader that stops early (`| head`) is
-/// not a failure of the query, which then ends quietly with success.
-const STOPPED: u8 = 0;
-
-fn write_failure(e: std::io::Error, what: &str) -> Failure {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        return Failure {
-            code: STOPPED,
-            message: String::new(),
-        };
-    }
-    Failure::other(format!("cannot write {what}: {e}"))
 }
 
 /// A progress bar on standard error for inputs large enough to wait for; hidden otherwise, and
@@ -407,40 +436,4 @@ fn progress(len: u64, what: &'static str) -> ProgressBar {
 /// JSON has no infinity: an unbounded estimate (every bit set) becomes `null`.
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_lose_their_line_ends_only() {
-        assert_eq!(strip_line_end(b"abc\n"), b"abc");
-        assert_eq!(strip_line_end(b"abc\r\n"), b"abc");
-        assert_eq!(strip_line_end(b"abc"), b"abc");
-        assert_eq!(strip_line_end(b"a\rb\n"), b"a\rb");
-        assert_eq!(strip_line_end(b"\n"), b"");
-    }
-
-    #[test]
-    fn lines_are_counted_like_keys() {
-        let hidden = ProgressBar::hidden();
-        for (text, n) in [
-            (&b""[..], 0),
-            (b"a", 1),
-            (b"a\n", 1),
-            (b"a\nb", 2),
-            (b"\n\n", 2),
-        ] {
-            assert_eq!(count_lines(text, &hidden).unwrap(), n);
-            let mut keys = 0;
-            for_each_key(text, &hidden, |_| {
-                keys += 1;
-                Ok(())
-            })
-            .map_err(|_| ())
-            .unwrap();
-            assert_eq!(keys, n);
-        }
-    }
 }

@@ -5,6 +5,7 @@ use linebloom::filter::{FilterKind, Sizing};
 use linebloom::hash::DEFAULT_SEED;
 use linebloom_cli::report::fpr::{FprSpec, measure_fpr};
 
+use super::output::{self, outln};
 use crate::Failure;
 
 #[derive(clap::Args)]
@@ -51,27 +52,37 @@ pub fn run(args: Args) -> Result<(), Failure> {
         seed: args.seed,
     };
     let m = measure_fpr(&spec)?;
+    let mut text = String::new();
     if args.json {
-        println!("{}", serde_json::to_string(&m).map_err(Failure::other)?);
+        outln!(
+            text,
+            "{}",
+            serde_json::to_string(&m).map_err(Failure::other)?
+        );
     } else {
         let k_name = if m.filter == "cuckoo" {
             "fingerprint bits"
         } else {
             "hashes (k)"
         };
-        println!("filter            {}", m.filter);
-        println!("items             {}", m.items);
-        println!("bytes             {}", m.bytes);
-        println!("bits per key      {:.3}", m.bits_per_key);
-        println!("{k_name:<17} {}", m.hashes);
-        println!("probes            {}", m.probes);
-        println!("measured FPR      {:.5} %", m.measured_fpr * 100.0);
-        println!("model FPR         {:.5} %", m.model_fpr * 100.0);
-        println!("false negatives   {}", m.false_negatives);
+        outln!(text, "filter            {}", m.filter);
+        outln!(text, "items             {}", m.items);
+        outln!(text, "bytes             {}", m.bytes);
+        outln!(text, "bits per key      {:.3}", m.bits_per_key);
+        outln!(text, "{k_name:<17} {}", m.hashes);
+        outln!(text, "probes            {}", m.probes);
+        outln!(text, "measured FPR      {:.5} %", m.measured_fpr * 100.0);
+        outln!(text, "model FPR         {:.5} %", m.model_fpr * 100.0);
+        outln!(text, "false negatives   {}", m.false_negatives);
         if m.insert_failures > 0 {
-            println!("insert failures   {} (filter full)", m.insert_failures);
+            outln!(
+                text,
+                "insert failures   {} (filter full)",
+                m.insert_failures
+            );
         }
     }
+    output::print(&text)?;
     if m.false_negatives > 0 {
         return Err(Failure::other(format!(
             "{} false negatives",

@@ -1,6 +1,9 @@
-//! One module per subcommand (`files` holds `build`, `query` and `stats`).
+//! One module per subcommand (`files` holds `build`, `query` and `stats`), and what they
+//! share: key input (`keys`) and output (`output`).
 
 pub mod files;
 pub mod fpr;
+pub mod keys;
+pub mod output;
 pub mod report;
 pub mod tune;

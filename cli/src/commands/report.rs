@@ -10,6 +10,7 @@ use linebloom_cli::report::subject::Contender;
 use linebloom_cli::report::write::write_report;
 use linebloom_cli::report::{ReportConfig, run_report};
 
+use super::output::{self, outln};
 use crate::Failure;
 
 #[derive(clap::Args)]
@@ -135,19 +136,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
     })?;
     bar.finish_and_clear();
     let files = write_report(&report, &args.out)?;
-    println!(
+    let mut text = String::new();
+    outln!(
+        text,
         "linebloom report: {} files written to {} in {:.0} s",
         files.len(),
         args.out.display(),
         report.elapsed_s
     );
-    println!(
+    outln!(
+        text,
         "  read {}",
         args.out
             .join(linebloom_cli::report::write::MARKDOWN_FILE)
             .display()
     );
-    Ok(())
+    output::print(&text)
 }
 
 /// The command line as typed, with the program shown by its name and arguments that need it

@@ -8,6 +8,7 @@ use linebloom_cli::report::tune::{
 };
 use linebloom_cli::report::write::fpr_md;
 
+use super::output::{self, outln};
 use crate::Failure;
 
 #[derive(clap::Args)]
@@ -60,6 +61,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         Some(measure(&rec, MeasureBudget::default(), DEFAULT_SEED)?)
     };
+    let mut text = String::new();
     if args.json {
         let out = serde_json::json!({
             "items": args.items,
@@ -68,14 +70,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "recommendation": rec,
             "measured": measured,
         });
-        println!(
+        outln!(
+            text,
             "{}",
             serde_json::to_string_pretty(&out).map_err(Failure::other)?
         );
     } else {
-        print_text(&request, &rec, measured.as_ref());
+        print_text(&mut text, &request, &rec, measured.as_ref());
     }
-    Ok(())
+    output::print(&text)
 }
 
 fn target_text(t: Target) -> String {
@@ -86,9 +89,15 @@ fn target_text(t: Target) -> String {
     }
 }
 
-fn print_text(req: &TuneRequest, rec: &Recommendation, measured: Option<&Measured>) {
+fn print_text(
+    text: &mut String,
+    req: &TuneRequest,
+    rec: &Recommendation,
+    measured: Option<&Measured>,
+) {
     let c = &rec.chosen;
-    println!(
+    outln!(
+        text,
         "linebloom tune: {} items, {}{}\n",
         req.items,
         target_text(req.target),
@@ -98,16 +107,18 @@ fn print_text(req: &TuneRequest, rec: &Recommendation, measured: Option<&Measure
             ""
         }
     );
-    println!("recommended    {} filter, {}", c.filter, c.params);
-    println!("bits per key   {:.2}", c.bits_per_key);
-    println!(
+    outln!(text, "recommended    {} filter, {}", c.filter, c.params);
+    outln!(text, "bits per key   {:.2}", c.bits_per_key);
+    outln!(
+        text,
         "memory         {} ({} bytes)",
         format_byte_size(c.bytes as usize),
         c.bytes
     );
-    println!("predicted FPR  {} (model)", fpr_md(c.fpr));
+    outln!(text, "predicted FPR  {} (model)", fpr_md(c.fpr));
     if let Some(m) = measured {
-        println!(
+        outln!(
+            text,
             "measured       hit {:.1} ns, miss {:.1} ns, batched miss {:.1} ns per lookup; \
              {} {:.1} ns per key",
             m.hit.median_ns,
@@ -120,30 +131,37 @@ fn print_text(req: &TuneRequest, rec: &Recommendation, measured: Option<&Measure
             },
             m.insert_ns
         );
-        println!("               ({})", m.note);
+        outln!(text, "               ({})", m.note);
     }
-    println!();
+    outln!(text);
     for line in &rec.why {
-        println!("{line}");
+        outln!(text, "{line}");
     }
-    println!("\nthe others, sized for the same target:");
-    println!(
+    outln!(text, "\nthe others, sized for the same target:");
+    outln!(
+        text,
         "  {:<8} {:<7} {:>9} {:>12} {:>10} {:>13}",
-        "filter", "params", "bits/key", "memory", "FPR", "lines/lookup"
+        "filter",
+        "params",
+        "bits/key",
+        "memory",
+        "FPR",
+        "lines/lookup"
     );
     for a in &rec.alternatives {
-        print_candidate(a);
+        print_candidate(text, a);
     }
     for u in &rec.cannot {
-        println!("  {:<8} cannot: {}", u.filter.name(), u.reason);
+        outln!(text, "  {:<8} cannot: {}", u.filter.name(), u.reason);
     }
     for w in &rec.warnings {
-        println!("\nwarning: {w}");
+        outln!(text, "\nwarning: {w}");
     }
 }
 
-fn print_candidate(a: &Candidate) {
-    println!(
+fn print_candidate(text: &mut String, a: &Candidate) {
+    outln!(
+        text,
         "  {:<8} {:<7} {:>9.2} {:>12} {:>10} {:>13}",
         a.filter.name(),
         a.params,
