@@ -41,9 +41,8 @@ pub struct Args {
     /// 1000000].
     #[arg(long)]
     fpr_probes: Option<usize>,
-    /// Filters to measure, e.g. blocked,classic [default: all this build has: blocked,
-    /// classic, cuckoo, and with --features peers fastbloom, sbbf-rs, bloomfilter,
-    /// cuckoofilter, xorf-bfuse8].
+    /// Filters to measure, e.g. blocked,classic [default: all: blocked, classic, cuckoo and
+    /// the peer crates fastbloom, sbbf-rs, bloomfilter, cuckoofilter, xorf-bfuse8].
     #[arg(long, value_delimiter = ',')]
     filters: Option<Vec<Contender>>,
     /// Thread counts for the bulk insert, e.g. 1,2,4 [default: 1, 2, 4, ... up to the logical
