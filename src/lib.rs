@@ -50,6 +50,7 @@
 
 pub mod blocked;
 pub mod classic;
+pub mod counting;
 pub mod cuckoo;
 pub mod error;
 pub mod filter;
@@ -65,6 +66,7 @@ pub use blocked::{
     AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef, BuildBuffers, ParFill,
 };
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
+pub use counting::{CountingBlockedBloom, CountingBlockedBloomBuilder};
 pub use cuckoo::{CuckooFilter, CuckooFilterBuilder};
 pub use error::{Error, Result};
 pub use filter::{Filter, FilterKind};

@@ -1,0 +1,509 @@
+//! The counting blocked Bloom filter: delete on one cache line.
+//!
+//! A [`CountingBlockedBloom`] is the blocked filter with a 4-bit counter in place of each bit:
+//! a 64-byte line holds 128 counters, seen as eight 64-bit words of sixteen. A key's k counters
+//! (k at most 8) all live in its one line, one per word, placed as the engine places its bits:
+//! probe `i` in word `(i + r) mod 8` (`r` three bits of the hash), and in that word the counter
+//! given by the top 4 bits of `x * salt[word]` (`x` the hash's low 32 bits, the engine's salts).
+//! Because a key never has two counters in one word, its counters are always distinct.
+//!
+//! - `insert` adds 1 to each of the key's counters; a counter at 15 stays at 15 (saturated).
+//! - `contains` asks whether all of them are non-zero.
+//! - `remove` first checks that all of them are non-zero (otherwise the key cannot be present:
+//!   it refuses and changes nothing), then subtracts 1 from each one that is not saturated.
+//!
+//! A saturated counter is never decremented, so no sequence of inserts and removes can bring a
+//! counter that an inserted key relies on to zero: there is no false negative for a key still
+//! inserted (removing a key that was never inserted, but that the filter reported present, is
+//! the one misuse no counting filter can detect; it may then forget other keys sharing those
+//! counters, as every counting Bloom filter would).
+//!
+//! Each operation is a handful of `u64x8` (`wide`) instructions on the whole line: the key's
+//! counters as a vector of nibble increments, the test "all non-zero" as a fold of each nibble's
+//! four bits, and saturation as a fold of the same bits with AND.
+//!
+//! Memory: 4 bits per counter, so "bits per key" counts 4 per counter (40 bits per key is 10
+//! counters per key). [`counting_fpr`] is the exact model of the layout.
+
+use wide::{u32x16, u64x8};
+
+use crate::blocked::simd::SALTS;
+use crate::blocked::{Line, LineBuf};
+use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
+use crate::hash::{DEFAULT_SEED, Key, reduce};
+
+/// Counters in one line.
+pub const LINE_COUNTERS: u32 = 128;
+/// The largest number of counters per key (one in each 64-bit word of the line).
+pub const MAX_COUNTING_HASHES: u32 = 8;
+/// The largest value a counter holds; a counter there is saturated and stays there.
+pub const COUNTER_MAX: u8 = 15;
+
+/// The low bit of every nibble.
+const NIBBLE_LOW: u64 = 0x1111_1111_1111_1111;
+
+/// The false-positive rate of a [`CountingBlockedBloom`] with `counters_per_key` counters per
+/// key (4 bits each) and `hashes` counters per key set: the chance that all of a never-inserted
+/// key's counters are non-zero. Keys per line are Poisson; each key that shares the line puts
+/// one counter in each of its k words (a rotation of the query's), uniformly among 16.
+///
+/// ```
+/// use linebloom::counting::counting_fpr;
+///
+/// let p = counting_fpr(10.0, 6);
+/// assert!(p > 0.01 && p < 0.02);
+/// ```
+pub fn counting_fpr(counters_per_key: f64, hashes: u32) -> f64 {
+    let k = hashes.clamp(1, MAX_COUNTING_HASHES) as usize;
+    let lambda = f64::from(LINE_COUNTERS) / counters_per_key;
+    // Inclusion-exclusion over the query's counters (in words 0..k by symmetry): the chance
+    // that a set S of them is all zero is exp(-lambda * (1 - g(S))), g(S) the chance that one
+    // key in the line misses all of S.
+    let mut sum = 0.0;
+    for subset in 0u32..(1 << k) {
+        let g: f64 = (0..8)
+            .map(|r| {
+                (0..k)
+                    .filter(|&w| subset >> w & 1 == 1)
+                    .map(|w| {
+                        // Does a key with rotation r use word w?
+                        if (w + 8 - r) % 8 < k {
+                            15.0 / 16.0
+                        } else {
+                            1.0
+                        }
+                    })
+                    .product::<f64>()
+            })
+            .sum::<f64>()
+            / 8.0;
+        let sign = if subset.count_ones() % 2 == 0 {
+            1.0
+        } else {
+            -1.0
+        };
+        sum += sign * (-lambda * (1.0 - g)).exp();
+    }
+    sum.clamp(0.0, 1.0)
+}
+
+/// The k in `1..=8` that minimises [`counting_fpr`] at `counters_per_key`.
+pub fn counting_optimal_hashes(counters_per_key: f64) -> u32 {
+    (1..=MAX_COUNTING_HASHES)
+        .min_by(|&a, &b| {
+            counting_fpr(counters_per_key, a).total_cmp(&counting_fpr(counters_per_key, b))
+        })
+        .unwrap_or(1)
+}
+
+/// The fewest bits per key (4 per counter) at which the model, with its best k, reaches `fpr`.
+pub fn counting_bits_per_key(fpr: f64) -> Result<f64> {
+    check_fpr(fpr)?;
+    let best = |c: f64| counting_fpr(c, counting_optimal_hashes(c));
+    let (mut lo, mut hi) = (0.5f64, 256.0f64);
+    if best(hi) > fpr {
+        return Err(Error::InvalidParameter {
+            name: "fpr",
+            value: format!("{fpr:e}"),
+            allowed: "a rate a counting blocked filter reaches (at least about 1e-7)",
+        });
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if best(mid) <= fpr { hi = mid } else { lo = mid }
+    }
+    Ok(hi * 4.0)
+}
+
+/// The counters one key touches, as nibble increments: 1 in the low bit of each of its
+/// counters, one counter in each of its k words.
+#[inline(always)]
+fn increments(hash: u64, hashes: u32) -> u64x8 {
+    // Lane w's high half is x * salt[w]; its top 4 bits pick the counter in word w.
+    let prod: u64x8 = bytemuck::cast(u32x16::splat(hash as u32) * SALT_HIGH);
+    let at: u64x8 = (prod >> 60u64) << 2u64;
+    let r = ((hash >> 32) & 7) as usize;
+    let words: &[u64; 16] = &ENABLE[hashes.clamp(1, MAX_COUNTING_HASHES) as usize];
+    let enable = u64x8::new(words[8 - r..16 - r].try_into().unwrap_or([0; 8]));
+    (u64x8::splat(1) << at) & enable
+}
+
+/// The engine's first eight salts in the high half of each 64-bit lane.
+const SALT_HIGH: u32x16 = {
+    let mut out = [0u32; 16];
+    let mut w = 0;
+    while w < 8 {
+        let hi = if cfg!(target_endian = "little") {
+            2 * w + 1
+        } else {
+            2 * w
+        };
+        out[hi] = SALTS[w];
+        w += 1;
+    }
+    u32x16::new(out)
+};
+
+/// `ENABLE[k][8 - r..16 - r]`: all ones in the words a key with k counters and rotation `r`
+/// uses (words `(i + r) mod 8` for `i < k`), zero in the others.
+const ENABLE: [[u64; 16]; 9] = {
+    let mut out = [[0u64; 16]; 9];
+    let mut k = 0;
+    while k <= 8 {
+        let mut i = 0;
+        while i < 16 {
+            // Word w of the window at 8 - r is element i = 8 - r + w, and the key's probe in
+            // word w is probe (w - r) mod 8 = i mod 8.
+            out[k][i] = if i % 8 < k { u64::MAX } else { 0 };
+            i += 1;
+        }
+        k += 1;
+    }
+    out
+};
+
+/// Whether every nibble of `inc` (1 in the low bit of each counter asked about) is non-zero in
+/// `line`.
+#[inline(always)]
+fn all_present(line: u64x8, inc: u64x8) -> bool {
+    let folded: u64x8 = line | (line >> 1u64) | (line >> 2u64) | (line >> 3u64);
+    (inc & !folded) == u64x8::ZERO
+}
+
+/// The counters of `line` that are saturated, as 1 in the low bit of each.
+#[inline(always)]
+fn saturated(line: u64x8) -> u64x8 {
+    line & (line >> 1u64) & (line >> 2u64) & (line >> 3u64) & u64x8::splat(NIBBLE_LOW)
+}
+
+#[inline(always)]
+fn load(line: &Line) -> u64x8 {
+    bytemuck::cast(*line)
+}
+
+#[inline(always)]
+fn store(line: &mut Line, value: u64x8) {
+    *line = bytemuck::cast(value);
+}
+
+/// A counting blocked Bloom filter: the blocked filter's one-line layout with 4-bit counters,
+/// so keys can be removed.
+///
+/// ```
+/// use linebloom::CountingBlockedBloom;
+///
+/// let mut filter = CountingBlockedBloom::with_fpr(1_000, 0.01)?;
+/// filter.insert("apple");
+/// assert!(filter.contains("apple"));
+/// assert!(filter.remove("apple"));
+/// assert!(!filter.contains("apple"));
+/// assert!(!filter.remove("pear")); // never inserted: refused, nothing changes
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct CountingBlockedBloom {
+    lines: LineBuf,
+    hashes: u32,
+    seed: u64,
+}
+
+/// Builds a [`CountingBlockedBloom`] with any of its parameters fixed.
+///
+/// ```
+/// use linebloom::CountingBlockedBloom;
+///
+/// let filter = CountingBlockedBloom::builder(10_000).bits_per_key(48.0).hashes(7).seed(1).build()?;
+/// assert_eq!(filter.hashes(), 7);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct CountingBlockedBloomBuilder {
+    items: usize,
+    fpr: Option<f64>,
+    bits_per_key: Option<f64>,
+    hashes: Option<u32>,
+    seed: u64,
+}
+
+impl CountingBlockedBloomBuilder {
+    /// Size for this false-positive rate (the default is 1 %).
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.fpr = Some(fpr);
+        self.bits_per_key = None;
+        self
+    }
+
+    /// Size at this many bits per key (4 per counter).
+    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
+        self.bits_per_key = Some(bits_per_key);
+        self.fpr = None;
+        self
+    }
+
+    /// Counters per key, 1 to 8 (default: the model's best for the size).
+    pub fn hashes(mut self, hashes: u32) -> Self {
+        self.hashes = Some(hashes);
+        self
+    }
+
+    /// The hash seed (default [`DEFAULT_SEED`]).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The filter, or an error for parameters out of range.
+    pub fn build(self) -> Result<CountingBlockedBloom> {
+        check_items(self.items as u64)?;
+        let bits_per_key = match (self.bits_per_key, self.fpr) {
+            (Some(b), _) => {
+                check_bits_per_key(b)?;
+                b
+            }
+            (None, fpr) => counting_bits_per_key(fpr.unwrap_or(0.01))?,
+        };
+        let hashes = self
+            .hashes
+            .unwrap_or_else(|| counting_optimal_hashes(bits_per_key / 4.0));
+        let lines = units_for(self.items as u64, bits_per_key, 512)?;
+        CountingBlockedBloom::with_lines(lines, hashes, self.seed)
+    }
+}
+
+impl CountingBlockedBloom {
+    /// A filter for `items` keys at false-positive rate `fpr`, with the model's best k.
+    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+        Self::builder(items).fpr(fpr).build()
+    }
+
+    /// A filter for `items` keys at `bits_per_key` bits each (4 per counter), with the
+    /// model's best k.
+    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+        Self::builder(items).bits_per_key(bits_per_key).build()
+    }
+
+    /// A builder for `items` keys.
+    pub fn builder(items: usize) -> CountingBlockedBloomBuilder {
+        CountingBlockedBloomBuilder {
+            items,
+            fpr: None,
+            bits_per_key: None,
+            hashes: None,
+            seed: DEFAULT_SEED,
+        }
+    }
+
+    /// A filter of exactly `lines` lines (128 counters each) and `hashes` counters per key.
+    pub fn with_lines(lines: usize, hashes: u32, seed: u64) -> Result<Self> {
+        check_hashes(hashes)?;
+        Ok(CountingBlockedBloom {
+            lines: crate::blocked::zeroed_lines(lines)?,
+            hashes,
+            seed,
+        })
+    }
+
+    /// Rebuilds a filter from its lines (the format's reader).
+    #[allow(dead_code)] // The format reads counting filters through it.
+    pub(crate) fn from_parts(lines: LineBuf, hashes: u32, seed: u64) -> Result<Self> {
+        check_hashes(hashes)?;
+        if lines.is_empty() {
+            return Err(Error::Corrupt("a counting filter with no lines".into()));
+        }
+        Ok(CountingBlockedBloom {
+            lines,
+            hashes,
+            seed,
+        })
+    }
+
+    /// Adds a key.
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
+        self.insert_hash(key.hash_with_seed(self.seed));
+    }
+
+    /// Whether a key may be present.
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Removes one insert of a key: `false`, changing nothing, when the key cannot be present.
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.remove_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Adds a pre-hashed key: 1 more in each of its counters, except those saturated at 15.
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) {
+        let k = self.hashes;
+        let i = reduce(hash, self.lines.len());
+        let line = &mut self.lines[i];
+        let value = load(line);
+        let inc = increments(hash, k);
+        store(line, value + (inc & !saturated(value)));
+    }
+
+    /// Whether a pre-hashed key may be present: all its counters are non-zero.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let line = &self.lines[reduce(hash, self.lines.len())];
+        all_present(load(line), increments(hash, self.hashes))
+    }
+
+    /// Removes one insert of a pre-hashed key: 1 less in each of its counters that is not
+    /// saturated. `false`, changing nothing, when one of its counters is zero (the key cannot
+    /// be present).
+    #[inline]
+    pub fn remove_hash(&mut self, hash: u64) -> bool {
+        let k = self.hashes;
+        let i = reduce(hash, self.lines.len());
+        let line = &mut self.lines[i];
+        let value = load(line);
+        let inc = increments(hash, k);
+        if !all_present(value, inc) {
+            return false;
+        }
+        store(line, value - (inc & !saturated(value)));
+        true
+    }
+
+    /// Inserts many pre-hashed keys, with each line prefetched a few keys ahead.
+    pub fn insert_hashes(&mut self, hashes: &[u64]) {
+        let n = self.lines.len();
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + AHEAD) {
+                crate::prefetch::prefetch(&self.lines[reduce(ahead, n)]);
+            }
+            self.insert_hash(h);
+        }
+    }
+
+    /// Batched lookup: `out[i] = contains_hash(hashes[i])`, each line prefetched a few keys
+    /// ahead. An error when the lengths differ.
+    pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        if hashes.len() != out.len() {
+            return Err(Error::InvalidParameter {
+                name: "output length",
+                value: out.len().to_string(),
+                allowed: "equal to the number of hashes",
+            });
+        }
+        let n = self.lines.len();
+        for (i, (&h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {
+            if let Some(&ahead) = hashes.get(i + AHEAD) {
+                crate::prefetch::prefetch(&self.lines[reduce(ahead, n)]);
+            }
+            *o = self.contains_hash(h);
+        }
+        Ok(())
+    }
+
+    /// Counters per key set.
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The hash seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Lines of 128 counters.
+    pub fn num_lines(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// The lines, as stored (each 64-bit word holds 16 counters, counter `j` in bits
+    /// `4j..4j + 4`).
+    pub fn lines(&self) -> &[Line] {
+        &self.lines
+    }
+
+    /// Bytes of counters.
+    pub fn size_bytes(&self) -> usize {
+        self.lines.len() * 64
+    }
+
+    /// The value of counter `j` (0..128) of line `line`.
+    pub fn counter(&self, line: usize, j: usize) -> u8 {
+        let words: [u64; 8] = bytemuck::cast(self.lines[line]);
+        ((words[j / 16] >> (4 * (j % 16))) & 0xf) as u8
+    }
+
+    /// The FPR the model expects once `items` keys are in the filter.
+    pub fn expected_fpr(&self, items: u64) -> f64 {
+        if items == 0 {
+            return 0.0;
+        }
+        let counters_per_key = self.lines.len() as f64 * f64::from(LINE_COUNTERS) / items as f64;
+        counting_fpr(counters_per_key, self.hashes)
+    }
+
+    /// The share of counters that are non-zero.
+    pub fn fill_ratio(&self) -> f64 {
+        let nonzero: u64 = self
+            .lines
+            .iter()
+            .map(|l| {
+                let words: [u64; 8] = bytemuck::cast(*l);
+                words
+                    .iter()
+                    .map(|&w| ((w | w >> 1 | w >> 2 | w >> 3) & NIBBLE_LOW).count_ones() as u64)
+                    .sum::<u64>()
+            })
+            .sum();
+        nonzero as f64 / (self.lines.len() as f64 * f64::from(LINE_COUNTERS))
+    }
+
+    /// The FPR expected from the filter as it is now: the fill ratio to the power k (each of a
+    /// new key's counters is non-zero with about that chance).
+    pub fn current_fpr(&self) -> f64 {
+        self.fill_ratio().powi(self.hashes as i32)
+    }
+
+    /// Counters at 15, which no remove lowers.
+    pub fn saturated_counters(&self) -> u64 {
+        self.lines
+            .iter()
+            .map(|l| {
+                let words: [u64; 8] = bytemuck::cast(*l);
+                words
+                    .iter()
+                    .map(|&w| (w & w >> 1 & w >> 2 & w >> 3 & NIBBLE_LOW).count_ones() as u64)
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+}
+
+/// Keys between a line's prefetch and its use in the batched forms.
+const AHEAD: usize = 16;
+
+fn check_hashes(hashes: u32) -> Result<()> {
+    if !(1..=MAX_COUNTING_HASHES).contains(&hashes) {
+        return Err(Error::InvalidHashes {
+            hashes,
+            min: 1,
+            max: MAX_COUNTING_HASHES,
+        });
+    }
+    Ok(())
+}
+
+/// The counters a key touches, one probe at a time with plain integer code: the reference the
+/// SIMD path is tested against.
+#[cfg(test)]
+fn counters_scalar(hash: u64, hashes: u32) -> Vec<usize> {
+    let x = hash as u32;
+    let r = ((hash >> 32) & 7) as u32;
+    (0..hashes)
+        .map(|i| {
+            let word = ((i + r) & 7) as usize;
+            let nibble = (x.wrapping_mul(SALTS[word]) >> 28) as usize;
+            word * 16 + nibble
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
