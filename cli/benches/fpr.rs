@@ -10,7 +10,7 @@
 //! ```
 
 use linebloom_cli::report::subject::Contender;
-use linebloom_cli::report::sweep::measure_fpr_point;
+use linebloom_cli::report::fpr::measure_fpr_point;
 use linebloom_cli::report::write::fpr_md;
 
 fn env_usize(name: &str, default: usize) -> usize {

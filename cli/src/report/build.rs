@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use super::ceiling::empty_filter;
 use super::config::ReportConfig;
-use super::fpr::key_hash;
+use super::keys::key_hash;
 use super::measure::{Stat, ns_per_op, thread_pool, unpinned};
 use linebloom::blocked::BuildBuffers;
 use linebloom::error::{Error, Result};

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::config::ReportConfig;
-use super::fpr::key_hash;
+use super::keys::key_hash;
 use super::measure::{Stat, sample_runs, unpinned};
 use linebloom::BlockedBloom;
 use linebloom::error::{Error, Result};

@@ -27,7 +27,7 @@ use std::hint::black_box;
 
 use serde::Serialize;
 
-use super::fpr::key_hash;
+use super::keys::key_hash;
 use super::measure::{Sampling, Stat, sample_batch};
 use linebloom::hash::reduce;
 

@@ -1,6 +1,5 @@
 //! Adapters that put the peer crates behind [`Subject`], so the report and `benches/peers.rs`
 //! measure them exactly as they measure this crate's filters: same pre-hashed keys, same loops.
-//! Built only with the `peers` feature.
 //!
 //! Each adapter uses the crate's fastest documented path for a key that is already a
 //! well-mixed `u64`, and sizes the filter at the requested bits per key where the crate allows:

@@ -27,14 +27,16 @@ use serde::Serialize;
 use super::build::{BuildRow, measure_builds};
 use super::ceiling::{OwnFilters, refill_bounds};
 use super::config::ReportConfig;
-use super::fpr::key_hash;
+use super::fpr::{FprRow, measure_fpr_point};
+use super::keys::{CHUNK, key_hash};
 use super::limit::{MemoryLimit, probe_memory};
 use super::machine::{Machine, utc_now};
 use super::measure::{
     Method, Pinning, Stat, ns_per_op, pin_current_thread, sample_batch, sample_runs, thread_pool,
     timed_insert,
 };
-use super::subject::{Contender, Subject, build_subject};
+use super::lineup::build_subject;
+use super::subject::{Contender, Subject};
 use linebloom::error::{Error, Result};
 use linebloom::filter::FilterKind;
 use linebloom::hash::{mix64, reduce};
@@ -45,9 +47,6 @@ pub const REPORT_FORMAT_VERSION: u32 = 1;
 /// Filters with at most this many keys are filled repeatedly for the insert figure; larger ones
 /// once, in chunks.
 const SMALL_FILL: usize = 1 << 21;
-
-/// The most keys per timed chunk of a large fill (and per buffer of generated hashes).
-const CHUNK: usize = 1 << 20;
 
 /// A large fill inserts at most this many chunks one key at a time when the filter has a
 /// parallel insert for the rest: enough samples for a median and a spread, without spending
@@ -171,38 +170,6 @@ pub struct BulkRow {
     /// That task's throughput relative to the first thread count's: the most the bulk
     /// insert's design can give this many threads, however little they share.
     pub one_task_bound: Option<f64>,
-}
-
-/// One filter at one bits-per-key value of the FPR sweep.
-#[derive(Clone, Debug, Serialize)]
-pub struct FprRow {
-    /// The filter's name.
-    pub filter: String,
-    /// Whether it is a peer crate.
-    pub peer: bool,
-    /// The bits per key the sweep asked for.
-    pub target_bits_per_key: f64,
-    /// The bits per key the filter actually uses (cuckoo filters and some peers have fixed
-    /// sizes; this is what to read the FPR against).
-    pub bits_per_key: f64,
-    /// Its parameters ("k=7", "f=8").
-    pub params: String,
-    /// Keys inserted (refused ones included).
-    pub items: usize,
-    /// Never-inserted keys probed.
-    pub probes: usize,
-    /// Share of the probes answered "maybe".
-    pub measured_fpr: f64,
-    /// The filter's model FPR, if it has a model.
-    pub model_fpr: Option<f64>,
-    /// Probes answered "maybe".
-    pub false_positives: u64,
-    /// Inserted keys answered "no" (must be 0).
-    pub false_negatives: u64,
-    /// Inserts the filter refused.
-    pub insert_failures: u64,
-    /// The filter's size in bytes.
-    pub bytes: usize,
 }
 
 /// A measurement the sweep could not make.
@@ -680,69 +647,4 @@ fn measure_speed(
         }
     }
     Ok((row, bulk))
-}
-
-/// Measured and model FPR of one filter at one bits-per-key value: `items` keys inserted,
-/// `probes` never-inserted keys probed, from the same key streams as `linebloom fpr` (inserted
-/// keys from stream 0, probes from stream 1).
-pub fn measure_fpr_point(
-    c: Contender,
-    bits_per_key: f64,
-    items: usize,
-    probes: usize,
-    seed: u64,
-) -> Result<FprRow> {
-    let mut subject = build_subject(c, items, bits_per_key, seed)?;
-    fpr_row(subject.as_mut(), bits_per_key, items, probes, seed)
-}
-
-/// Fills `subject` (empty) with `items` keys of stream 0, checks they are found, and probes
-/// `probes` keys of stream 1 that were never inserted: the one FPR measurement loop, shared by
-/// the sweep and `linebloom fpr`. `target_bits_per_key` is only recorded.
-pub fn fpr_row(
-    subject: &mut dyn Subject,
-    target_bits_per_key: f64,
-    items: usize,
-    probes: usize,
-    seed: u64,
-) -> Result<FprRow> {
-    let c = subject.contender();
-    let inserted: Vec<u64> = (0..items as u64).map(|i| key_hash(seed, 0, i)).collect();
-    let mut refused = 0;
-    for chunk in inserted.chunks(CHUNK) {
-        refused += subject.insert_each(chunk)?;
-    }
-    subject.finish()?;
-    // Refused keys are not in the filter; only a correct filter that refused nothing must
-    // find them all.
-    let false_negatives = (items as u64 - refused).saturating_sub(subject.count_each(&inserted));
-    drop(inserted);
-    let mut false_positives = 0;
-    let mut buffer = Vec::with_capacity(CHUNK);
-    for start in (0..probes).step_by(CHUNK) {
-        let end = (start + CHUNK).min(probes);
-        buffer.clear();
-        buffer.extend((start as u64..end as u64).map(|i| key_hash(seed, 1, i)));
-        false_positives += subject.count_each(&buffer);
-    }
-    let bytes = subject.size_bytes();
-    Ok(FprRow {
-        filter: c.name().to_string(),
-        peer: c.is_peer(),
-        target_bits_per_key,
-        bits_per_key: bytes as f64 * 8.0 / items as f64,
-        params: subject.params(),
-        items,
-        probes,
-        measured_fpr: if probes == 0 {
-            0.0
-        } else {
-            false_positives as f64 / probes as f64
-        },
-        model_fpr: subject.model_fpr(items as u64 - refused),
-        false_positives,
-        false_negatives,
-        insert_failures: refused,
-        bytes,
-    })
 }

@@ -22,9 +22,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::fpr::key_hash;
+use super::keys::key_hash;
 use super::measure::{Method, Sampling, Stat, sample_batch, thread_pool, timed_insert};
-use super::subject::{Contender, build_subject};
+use super::lineup::build_subject;
+use super::subject::Contender;
 use linebloom::error::{Error, MAX_BITS_PER_KEY, Result};
 use linebloom::filter::FilterKind;
 use linebloom::hash::{mix64, reduce};
