@@ -11,7 +11,7 @@
 
 use linebloom_cli::report::subject::Contender;
 use linebloom_cli::report::fpr::measure_fpr_point;
-use linebloom_cli::report::write::fpr_md;
+use linebloom_cli::report::figures::fpr_md;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)

@@ -24,7 +24,6 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::ceiling::empty_filter;
 use super::config::ReportConfig;
 use super::keys::key_hash;
 use super::measure::{Stat, ns_per_op, thread_pool, unpinned};
@@ -70,7 +69,7 @@ pub fn measure_builds(
     pools: &[(usize, rayon::ThreadPool)],
     memory: Option<u64>,
 ) -> Result<Vec<BuildRow>> {
-    let empty = || empty_filter(items, config);
+    let empty = || config.empty_blocked(items);
     let bytes = empty()?.size_bytes();
     // The keys, the filter being built and the partitioned insert's buffers (up to twice its
     // size), and the buffers each pool's kept ways hold from one rep to the next.

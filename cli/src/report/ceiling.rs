@@ -40,21 +40,13 @@ pub struct OwnFilters {
     alone: Mutex<BlockedBloom>,
 }
 
-/// An empty blocked filter for `items` keys at the sweep's bits per key and seed.
-pub(super) fn empty_filter(items: usize, config: &ReportConfig) -> Result<BlockedBloom> {
-    BlockedBloom::builder(items)
-        .bits_per_key(config.bits_per_key)
-        .seed(config.seed)
-        .build()
-}
-
 impl OwnFilters {
     /// `threads` empty filters for `items` keys, and the task's.
     pub fn new(items: usize, config: &ReportConfig, threads: usize) -> Result<Self> {
         let own = (0..threads)
-            .map(|_| empty_filter(items, config).map(Mutex::new))
+            .map(|_| config.empty_blocked(items).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
-        let alone = Mutex::new(empty_filter(items, config)?);
+        let alone = Mutex::new(config.empty_blocked(items)?);
         Ok(Self { own, alone })
     }
 

@@ -15,6 +15,7 @@ pub mod build;
 pub mod byte_size;
 pub mod ceiling;
 pub mod config;
+pub mod figures;
 pub mod fpr;
 pub mod keys;
 pub mod limit;

@@ -17,7 +17,7 @@ use plotters::prelude::*;
 use super::byte_size::format_byte_size;
 use super::measure::Stat;
 use super::sweep::{Report, SpeedRow};
-use super::write::fpr_md;
+use super::figures::fpr_md;
 use linebloom::error::{Error, Result};
 
 /// One plot: its file name, its title and the SVG text.

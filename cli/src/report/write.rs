@@ -8,6 +8,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+pub use super::figures::fpr_md;
+
 use super::byte_size::format_byte_size;
 use super::measure::Stat;
 use super::sweep::Report;
@@ -270,22 +272,6 @@ fn ratio_md(x: Option<f64>) -> String {
         Some(x) if x.is_finite() => format!("{x:.2}×"),
         _ => "—".into(),
     }
-}
-
-/// An FPR in percent with three significant digits: "0.977 %", "0.0123 %".
-pub fn fpr_md(p: f64) -> String {
-    if !p.is_finite() {
-        return "—".into();
-    }
-    if p == 0.0 {
-        return "0 %".into();
-    }
-    if p < 1e-6 {
-        return format!("{p:.2e}");
-    }
-    let percent = p * 100.0;
-    let decimals = (2 - percent.abs().log10().floor() as i32).clamp(0, 12) as usize;
-    format!("{percent:.decimals$} %")
 }
 
 fn opt_fpr_md(p: Option<f64>) -> String {
@@ -702,11 +688,6 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(fpr_md(0.009_77), "0.977 %");
-        assert_eq!(fpr_md(0.000_123_4), "0.0123 %");
-        assert_eq!(fpr_md(0.25), "25.0 %");
-        assert_eq!(fpr_md(0.0), "0 %");
-        assert_eq!(fpr_md(1.234e-9), "1.23e-9");
         assert_eq!(ns(3.456), "3.46");
         assert_eq!(ns(123.4), "123");
         assert_eq!(field("a,b"), "\"a,b\"");
