@@ -9,9 +9,9 @@
 //! LINEBLOOM_FPR_ITEMS=100000 LINEBLOOM_FPR_PROBES=1000000 cargo bench --bench fpr   # quick
 //! ```
 
-use linebloom_cli::report::subject::Contender;
-use linebloom_cli::report::fpr::measure_fpr_point;
 use linebloom_cli::report::figures::fpr_md;
+use linebloom_cli::report::fpr::measure_fpr_point;
+use linebloom_cli::report::subject::Contender;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)

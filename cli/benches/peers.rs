@@ -26,12 +26,12 @@ use criterion::{
     BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use linebloom::{BlockedBloom, BuildBuffers};
+use linebloom_cli::report::figures::fpr_md;
 use linebloom_cli::report::keys::key_hash;
 use linebloom_cli::report::limit::probe_memory;
-use linebloom_cli::report::measure::{Sampling, pin_current_thread, thread_pool};
 use linebloom_cli::report::lineup::build_subject;
+use linebloom_cli::report::measure::{Sampling, pin_current_thread, thread_pool};
 use linebloom_cli::report::subject::{Contender, Subject};
-use linebloom_cli::report::figures::fpr_md;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

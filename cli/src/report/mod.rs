@@ -24,6 +24,7 @@ pub mod machine;
 pub mod measure;
 pub mod peers;
 pub mod plot;
+pub mod speed;
 pub mod subject;
 pub mod sweep;
 pub mod tune;

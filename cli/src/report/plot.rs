@@ -15,9 +15,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::byte_size::format_byte_size;
-use super::measure::Stat;
-use super::sweep::{Report, SpeedRow};
 use super::figures::fpr_md;
+use super::measure::Stat;
+use super::speed::SpeedRow;
+use super::sweep::Report;
 use linebloom::error::{Error, Result};
 
 /// One plot: its file name, its title and the SVG text.

@@ -24,8 +24,8 @@ use serde::Serialize;
 
 use super::figures::fpr_md;
 use super::keys::key_hash;
-use super::measure::{Method, Sampling, Stat, sample_batch, thread_pool, timed_insert};
 use super::lineup::build_subject;
+use super::measure::{Method, Sampling, Stat, sample_batch, thread_pool, timed_insert};
 use super::subject::Contender;
 use linebloom::error::{Error, MAX_BITS_PER_KEY, Result};
 use linebloom::filter::FilterKind;
