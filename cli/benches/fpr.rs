@@ -1,7 +1,6 @@
-//! Measured false-positive rate of the three filters (and, with `--features peers`, the peers)
-//! at 6, 8, ..., 20 bits per key, beside each filter's model. Not a timing: a plain program
-//! (`harness = false`) that prints one table, from the same measurement as the report's FPR
-//! sweep.
+//! Measured false-positive rate of the three filters and the peers at 6, 8, ..., 20 bits per
+//! key, beside each filter's model. Not a timing: a plain program (`harness = false`) that
+//! prints one table, from the same measurement as the report's FPR sweep.
 //!
 //! ```sh
 //! cargo bench --bench fpr                                  # 1M keys, 10M probes per point

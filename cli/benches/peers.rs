@@ -16,10 +16,10 @@
 //! build table, so these are the figures of target 3 (issue 6) in the same run as the rest.
 //!
 //! ```sh
-//! cargo bench --features peers --bench peers                       # n = 1M
-//! LINEBLOOM_BENCH_LARGE=1 cargo bench --features peers --bench peers   # also n = 100M (minutes, ~4 GB)
-//! cargo bench --features peers --bench peers -- 'peers/1M/miss'    # one group
-//! cargo bench --features peers --bench peers -- 'sbbf-rs'          # one filter
+//! cargo bench --bench peers                                  # n = 1M
+//! LINEBLOOM_BENCH_LARGE=1 cargo bench --bench peers          # also n = 100M (minutes, ~4 GB)
+//! cargo bench --bench peers -- 'peers/1M/miss'               # one group
+//! cargo bench --bench peers -- 'sbbf-rs'                     # one filter
 //! ```
 
 use criterion::{

@@ -12,7 +12,7 @@
 //! - **lookups** in the filled filter: hit (keys drawn from the inserted ones), miss (keys
 //!   never inserted), and the same two through the batched lookup. The keys are independent, so
 //!   a lookup loop overlaps its cache misses: these are throughput figures, divided by the
-//!   memory probe's best independent-read figure in the ratio columns.
+//!   memory probe's best figure ([`MemoryLimit::best_ns`]) in the ratio columns.
 //!
 //! This module owns how a filter is filled and looked up for those figures; `sweep.rs` owns
 //! which filters and sizes are measured, `measure.rs` how one figure is sampled.
@@ -303,7 +303,7 @@ pub fn measure_speed(
     let make = || build_subject(c, items, config.bits_per_key, config.seed);
     let blocked = c == Contender::Ours(FilterKind::Blocked);
     // The ceiling's filters, for a blocked filter filled in chunks: one per thread of the
-    // largest pool, alive during the fill (`check_memory` allows for them).
+    // largest pool, alive during the fill (the sweep's memory check allows for them).
     let own = match pools.iter().map(|(t, _)| *t).max() {
         Some(threads) if blocked && items > SMALL_FILL => {
             Some(OwnFilters::new(items, config, threads)?)
