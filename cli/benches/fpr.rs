@@ -1,7 +1,6 @@
-//! Measured false-positive rate of the three filters (and, with `--features peers`, the peers)
-//! at 6, 8, ..., 20 bits per key, beside each filter's model. Not a timing: a plain program
-//! (`harness = false`) that prints one table, from the same measurement as the report's FPR
-//! sweep.
+//! Measured false-positive rate of the three filters and the peers at 6, 8, ..., 20 bits per
+//! key, beside each filter's model. Not a timing: a plain program (`harness = false`) that
+//! prints one table, from the same measurement as the report's FPR sweep.
 //!
 //! ```sh
 //! cargo bench --bench fpr                                  # 1M keys, 10M probes per point
@@ -9,9 +8,9 @@
 //! LINEBLOOM_FPR_ITEMS=100000 LINEBLOOM_FPR_PROBES=1000000 cargo bench --bench fpr   # quick
 //! ```
 
+use linebloom_cli::report::figures::fpr_md;
+use linebloom_cli::report::fpr::measure_fpr_point;
 use linebloom_cli::report::subject::Contender;
-use linebloom_cli::report::sweep::measure_fpr_point;
-use linebloom_cli::report::write::fpr_md;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)

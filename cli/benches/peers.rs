@@ -16,21 +16,22 @@
 //! build table, so these are the figures of target 3 (issue 6) in the same run as the rest.
 //!
 //! ```sh
-//! cargo bench --features peers --bench peers                       # n = 1M
-//! LINEBLOOM_BENCH_LARGE=1 cargo bench --features peers --bench peers   # also n = 100M (minutes, ~4 GB)
-//! cargo bench --features peers --bench peers -- 'peers/1M/miss'    # one group
-//! cargo bench --features peers --bench peers -- 'sbbf-rs'          # one filter
+//! cargo bench --bench peers                                  # n = 1M
+//! LINEBLOOM_BENCH_LARGE=1 cargo bench --bench peers          # also n = 100M (minutes, ~4 GB)
+//! cargo bench --bench peers -- 'peers/1M/miss'               # one group
+//! cargo bench --bench peers -- 'sbbf-rs'                     # one filter
 //! ```
 
 use criterion::{
     BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use linebloom::{BlockedBloom, BuildBuffers};
-use linebloom_cli::report::fpr::key_hash;
+use linebloom_cli::report::figures::fpr_md;
+use linebloom_cli::report::keys::key_hash;
 use linebloom_cli::report::limit::probe_memory;
+use linebloom_cli::report::lineup::build_subject;
 use linebloom_cli::report::measure::{Sampling, pin_current_thread, thread_pool};
-use linebloom_cli::report::subject::{Contender, Subject, build_subject};
-use linebloom_cli::report::write::fpr_md;
+use linebloom_cli::report::subject::{Contender, Subject};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -10,8 +10,9 @@
 //! key the best 256-bit block measures above 1 % (model 1.070 %, k = 6): a layout that keeps a
 //! key's probes in 32 bytes, as sbbf-rs's split block does (one 256-bit vector per test),
 //! cannot reach the 1 % that target 1 of the README asks for; 512 bits can (0.955 %, k = 6).
-//! That is why the engine tests a whole 64-byte line per key, which costs this machine's Zen 4
-//! twice the vector work of a 256-bit test (`cargo run --release --example vector_rates`).
+//! That is why the engine tests a whole 64-byte line per key, which on a core with 256-bit
+//! vector units costs twice the vector work of a 256-bit test (`cargo run --release --example
+//! vector_rates` measures both).
 
 use linebloom::model::{block_fpr, block_optimal_hashes};
 use linebloom_cli::report::fpr::free_block_fpr;

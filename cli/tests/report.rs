@@ -205,6 +205,54 @@ fn a_tiny_sweep_writes_every_file() {
 }
 
 #[test]
+fn a_report_removes_the_plots_of_an_earlier_one() {
+    let config = ReportConfig {
+        sizes: vec![16 << 10],
+        filters: vec![Contender::Ours(FilterKind::Blocked)],
+        fpr_bits_per_key: vec![10.0],
+        fpr_items: 5_000,
+        fpr_probes: 5_000,
+        threads: vec![1],
+        reps: 1,
+        lookups: 1000,
+        min_sample_ms: 1.0,
+        ..ReportConfig::quick()
+    };
+    let report = run_report(&config, "linebloom report (test)", &mut |_| {}).unwrap();
+    let dir = temp_dir("stale");
+    // An earlier report's plots of a filter and an operation this one does not draw, and
+    // files that are no plot of a report.
+    let stale = ["speed_oldfilter.svg", "compare_old_operation.svg"];
+    let others = ["notes.txt", "speed_oldfilter.png", "my_fpr.svg"];
+    for name in stale.iter().chain(&others) {
+        std::fs::write(dir.join(name), "earlier").unwrap();
+    }
+    std::fs::create_dir(dir.join("speed_kept_dir.svg")).unwrap();
+
+    let files = write_report(&report, &dir).unwrap();
+    for name in stale {
+        assert!(
+            !dir.join(name).exists(),
+            "{name} is left from the earlier report"
+        );
+    }
+    for name in others {
+        assert_eq!(
+            std::fs::read_to_string(dir.join(name)).unwrap(),
+            "earlier",
+            "{name}"
+        );
+    }
+    assert!(dir.join("speed_kept_dir.svg").is_dir());
+    // This report's own plots are written, and listed.
+    for name in ["speed_blocked.svg", "fpr.svg"] {
+        assert!(dir.join(name).exists(), "{name}");
+        assert!(files.contains(&dir.join(name)), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn the_command_runs_end_to_end() {
     let dir = temp_dir("cli");
     let out = Command::new(env!("CARGO_BIN_EXE_linebloom"))

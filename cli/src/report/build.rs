@@ -9,24 +9,23 @@
 //! order.
 //!
 //! Each sample builds a new filter whose lines were touched before the clock starts, so the
-//! figures hold the partitioned insert's own buffers' page faults but not the filter's. This
-//! VM (Firecracker) reports freed memory to its host, which takes it back: touching such
-//! memory again costs a fault in the host too, and whether a fresh mapping gets reported or
-//! still-held pages depends on how long ago the memory was freed. A 256 MiB build following
-//! the 2-3 s input-order one took 7.6-7.7 ns per key against 4.9-5.0 after another
-//! partitioned build (two report runs): the same code, on memory in another state. So the
-//! ways take turns within each round, the partitioned ones each coming first (right after
-//! the input-order build that ends every round) as often as the others, so they share the
-//! host's moments and this memory's states alike.
+//! figures hold the partitioned insert's own buffers' page faults but not the filter's. A
+//! virtual machine may report freed memory to its host, which takes it back (Firecracker's
+//! balloon does): touching such memory again costs a fault in the host too, and whether a
+//! fresh mapping gets reported or still-held pages depends on how long ago the memory was
+//! freed. There, a 256 MiB build that follows the 2-3 s input-order one takes
+//! 7.6-7.7 ns per key against 4.9-5.0 after another partitioned build: the same code, on
+//! memory in another state. So the ways take turns within each round, the partitioned ones
+//! each coming first (right after the input-order build that ends every round) as often as
+//! the others, so they share the host's moments and the memory's states alike.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use super::ceiling::empty_filter;
 use super::config::ReportConfig;
-use super::fpr::key_hash;
+use super::keys::key_hash;
 use super::measure::{Stat, ns_per_op, thread_pool, unpinned};
 use linebloom::blocked::BuildBuffers;
 use linebloom::error::{Error, Result};
@@ -70,7 +69,7 @@ pub fn measure_builds(
     pools: &[(usize, rayon::ThreadPool)],
     memory: Option<u64>,
 ) -> Result<Vec<BuildRow>> {
-    let empty = || empty_filter(items, config);
+    let empty = || config.empty_blocked(items);
     let bytes = empty()?.size_bytes();
     // The keys, the filter being built and the partitioned insert's buffers (up to twice its
     // size), and the buffers each pool's kept ways hold from one rep to the next.

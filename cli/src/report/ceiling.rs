@@ -4,18 +4,18 @@
 //! prefetching sequential insert), nothing shared. That is the bulk insert with a free
 //! handover: each thread moves the lines its task moves and reads only its own keys, so only
 //! the memory system limits how the rate grows with threads, and `par_insert_hashes` on one
-//! shared filter cannot scale better. The ceiling moves with the machine (a shared host gave
-//! 1.97x on 2 threads one day and 1.56-1.65x the next, and 1.4x to 1.9x within an hour), so
-//! the report prints the two side by side, and for filters past the cache times them on
+//! shared filter cannot scale better. The ceiling moves with the machine's state (on a shared
+//! host a 2-thread ceiling ranges from about 1.4x to 2x between runs and within one), so the
+//! report prints the two side by side, and for filters past the cache times them on
 //! alternate chunks of the same fill: each chunk the bulk insert takes on a pool, that pool's
 //! threads then also insert into filters of their own.
 //!
-//! Until the evening of 2026-11-24 every thread inserted *all* the keys into its own filter.
-//! Each thread then wrote lines all over its filter, twice the span the bulk insert's tasks
-//! write together, so less of it stayed in the L3, and that ceiling read lower than the split one
-//! (`cargo run --release --example bulk_scaling`, 100 M keys into 119 MiB, 2 threads: 1.64x
-//! and 1.72x against 1.82x and 1.77x for the split, two runs): it did not bound the bulk
-//! insert, whose tasks write half the lines each.
+//! Each thread inserts only its task's share, not all the keys: a thread that inserts every
+//! key into a filter of its own writes lines all over it, twice the span the bulk insert's
+//! tasks write together, so less of it stays in the L3 and that ceiling reads lower than the
+//! split one (`cargo run --release --example bulk_scaling`, 100 M keys into 119 MiB,
+//! 2 threads: 1.64x and 1.72x against 1.82x and 1.77x for the split, two runs each): it would
+//! not bound the bulk insert, whose tasks write half the lines each.
 //!
 //! Beside it, the bound of the bulk insert's design: one of its tasks (scan every key, insert
 //! those of its run of lines) timed alone on the measuring thread. Every task reads the whole
@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::config::ReportConfig;
-use super::fpr::key_hash;
+use super::keys::key_hash;
 use super::measure::{Stat, sample_runs, unpinned};
 use linebloom::BlockedBloom;
 use linebloom::error::{Error, Result};
@@ -40,21 +40,13 @@ pub struct OwnFilters {
     alone: Mutex<BlockedBloom>,
 }
 
-/// An empty blocked filter for `items` keys at the sweep's bits per key and seed.
-pub(super) fn empty_filter(items: usize, config: &ReportConfig) -> Result<BlockedBloom> {
-    BlockedBloom::builder(items)
-        .bits_per_key(config.bits_per_key)
-        .seed(config.seed)
-        .build()
-}
-
 impl OwnFilters {
     /// `threads` empty filters for `items` keys, and the task's.
     pub fn new(items: usize, config: &ReportConfig, threads: usize) -> Result<Self> {
         let own = (0..threads)
-            .map(|_| empty_filter(items, config).map(Mutex::new))
+            .map(|_| config.empty_blocked(items).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
-        let alone = Mutex::new(empty_filter(items, config)?);
+        let alone = Mutex::new(config.empty_blocked(items)?);
         Ok(Self { own, alone })
     }
 

@@ -104,6 +104,15 @@ impl ReportConfig {
         ((bytes as f64 * 8.0 / self.bits_per_key) as usize).max(1)
     }
 
+    /// An empty blocked filter for `items` keys at the sweep's bits per key and seed (what the
+    /// whole-batch builds and the bulk-insert ceiling fill).
+    pub fn empty_blocked(&self, items: usize) -> Result<linebloom::BlockedBloom> {
+        linebloom::BlockedBloom::builder(items)
+            .bits_per_key(self.bits_per_key)
+            .seed(self.seed)
+            .build()
+    }
+
     /// Filter bytes that `items` keys take at `bits_per_key`: the inverse of
     /// [`items_for`](Self::items_for), for `--items` on the command line.
     pub fn bytes_for(items: usize, bits_per_key: f64) -> usize {

@@ -1,8 +1,11 @@
-//! Measured false-positive rate of one filter against its model.
+//! Measured false-positive rate of one filter against its model: the one measurement loop
+//! ([`fpr_row`]) that the report's FPR sweep and `linebloom fpr` share.
 
 use serde::Serialize;
 
-use super::sweep::fpr_row;
+use super::keys::{CHUNK, key_hash};
+use super::lineup::build_subject;
+use super::subject::{Contender, Subject};
 use linebloom::filter::{Filter, FilterKind, Sizing};
 use linebloom::format::AnyFilter;
 use linebloom::hash::mix64;
@@ -105,15 +108,8 @@ pub struct FprMeasurement {
     pub insert_failures: u64,
 }
 
-/// The hash of the `i`-th key of a stream of distinct pseudo-random keys. Inserted keys come
-/// from stream 0 and probes from stream 1, so no probe was ever inserted. `seed` varies the keys.
-pub fn key_hash(seed: u64, stream: u64, i: u64) -> u64 {
-    mix64(mix64(seed ^ (stream << 62)).wrapping_add(i))
-}
-
 /// Builds the filter from `items` distinct keys, checks every inserted key is found, and probes
-/// `probes` keys that were never inserted (the report's own measurement loop,
-/// [`super::sweep::fpr_row`]).
+/// `probes` keys that were never inserted (the report's own measurement loop, [`fpr_row`]).
 pub fn measure_fpr(spec: &FprSpec) -> Result<FprMeasurement> {
     let mut filter = AnyFilter::new(spec.kind, spec.items, spec.sizing, spec.hashes, spec.seed)?;
     let target = match spec.sizing {
@@ -134,6 +130,103 @@ pub fn measure_fpr(spec: &FprSpec) -> Result<FprMeasurement> {
         bytes: row.bytes,
         seed: spec.seed,
         insert_failures: row.insert_failures,
+    })
+}
+
+/// One filter at one bits-per-key value of the FPR sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct FprRow {
+    /// The filter's name.
+    pub filter: String,
+    /// Whether it is a peer crate.
+    pub peer: bool,
+    /// The bits per key the sweep asked for.
+    pub target_bits_per_key: f64,
+    /// The bits per key the filter actually uses (cuckoo filters and some peers have fixed
+    /// sizes; this is what to read the FPR against).
+    pub bits_per_key: f64,
+    /// Its parameters ("k=7", "f=8").
+    pub params: String,
+    /// Keys inserted (refused ones included).
+    pub items: usize,
+    /// Never-inserted keys probed.
+    pub probes: usize,
+    /// Share of the probes answered "maybe".
+    pub measured_fpr: f64,
+    /// The filter's model FPR, if it has a model.
+    pub model_fpr: Option<f64>,
+    /// Probes answered "maybe".
+    pub false_positives: u64,
+    /// Inserted keys answered "no" (must be 0).
+    pub false_negatives: u64,
+    /// Inserts the filter refused.
+    pub insert_failures: u64,
+    /// The filter's size in bytes.
+    pub bytes: usize,
+}
+
+/// Measured and model FPR of one filter at one bits-per-key value: `items` keys inserted,
+/// `probes` never-inserted keys probed, from the same key streams as `linebloom fpr` (inserted
+/// keys from stream 0, probes from stream 1).
+pub fn measure_fpr_point(
+    c: Contender,
+    bits_per_key: f64,
+    items: usize,
+    probes: usize,
+    seed: u64,
+) -> Result<FprRow> {
+    let mut subject = build_subject(c, items, bits_per_key, seed)?;
+    fpr_row(subject.as_mut(), bits_per_key, items, probes, seed)
+}
+
+/// Fills `subject` (empty) with `items` keys of stream 0, checks they are found, and probes
+/// `probes` keys of stream 1 that were never inserted: the one FPR measurement loop, shared by
+/// the sweep and `linebloom fpr`. `target_bits_per_key` is only recorded.
+pub fn fpr_row(
+    subject: &mut dyn Subject,
+    target_bits_per_key: f64,
+    items: usize,
+    probes: usize,
+    seed: u64,
+) -> Result<FprRow> {
+    let c = subject.contender();
+    let inserted: Vec<u64> = (0..items as u64).map(|i| key_hash(seed, 0, i)).collect();
+    let mut refused = 0;
+    for chunk in inserted.chunks(CHUNK) {
+        refused += subject.insert_each(chunk)?;
+    }
+    subject.finish()?;
+    // Refused keys are not in the filter; only a correct filter that refused nothing must
+    // find them all.
+    let false_negatives = (items as u64 - refused).saturating_sub(subject.count_each(&inserted));
+    drop(inserted);
+    let mut false_positives = 0;
+    let mut buffer = Vec::with_capacity(CHUNK);
+    for start in (0..probes).step_by(CHUNK) {
+        let end = (start + CHUNK).min(probes);
+        buffer.clear();
+        buffer.extend((start as u64..end as u64).map(|i| key_hash(seed, 1, i)));
+        false_positives += subject.count_each(&buffer);
+    }
+    let bytes = subject.size_bytes();
+    Ok(FprRow {
+        filter: c.name().to_string(),
+        peer: c.is_peer(),
+        target_bits_per_key,
+        bits_per_key: bytes as f64 * 8.0 / items as f64,
+        params: subject.params(),
+        items,
+        probes,
+        measured_fpr: if probes == 0 {
+            0.0
+        } else {
+            false_positives as f64 / probes as f64
+        },
+        model_fpr: subject.model_fpr(items as u64 - refused),
+        false_positives,
+        false_negatives,
+        insert_failures: refused,
+        bytes,
     })
 }
 

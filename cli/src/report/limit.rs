@@ -9,17 +9,16 @@
 //! - **prefetched**: each line is prefetched into L2 `PREFETCH_AHEAD` (256) reads before it is
 //!   loaded and into L1 `NEAR` (8) reads before, the blocked filter's batched lookups' access
 //!   pattern without the bit tests (`prefetch.rs`). A prefetch retires at once, so far more
-//!   misses are in flight than the out-of-order window allows plain loads (on the Zen 5 of
-//!   2026-11-23, with the hints into L1: 2.5 against 6 ns per line from a 119 MiB buffer; on
-//!   the Zen 4 of 2026-11-24 with the hints into L2: 4.3-4.6 against 8.1-8.5).
+//!   misses are in flight than the out-of-order window allows plain loads: from a buffer far
+//!   past the last-level cache, prefetched reads cost about half the ns per line of
+//!   independent ones (the report's memory-limit table shows both).
 //! - **dependent**: each load's address depends on the previous load's value, so misses do not
 //!   overlap: the memory latency, which a lookup whose caller waits for each answer pays.
 //!
 //! The buffer is allocated as the blocked filter's lines are (on transparent huge pages from
 //! 8 MiB up, where the kernel gives them), so the limit is the one the engine itself faces; a
 //! peer on ordinary heap memory pays its TLB misses on top. This module owns the buffer and
-//! the three loops. It does not own the timing loop
-//! (`measure.rs`).
+//! the three loops. It does not own the timing loop (`measure.rs`).
 
 use linebloom::internals::{LineBuf, PREFETCH_AHEAD, zeroed_lines};
 use linebloom::internals::{NEAR, hint_step, prefetch_ahead};
@@ -27,7 +26,7 @@ use std::hint::black_box;
 
 use serde::Serialize;
 
-use super::fpr::key_hash;
+use super::keys::key_hash;
 use super::measure::{Sampling, Stat, sample_batch};
 use linebloom::hash::reduce;
 

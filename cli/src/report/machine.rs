@@ -201,7 +201,7 @@ fn target_features() -> Vec<String> {
     on
 }
 
-/// Today's date and time in UTC, "2025-01-31 12:34:56 UTC", from the system clock alone.
+/// Today's date and time in UTC, as "YYYY-MM-DD hh:mm:ss UTC", from the system clock alone.
 pub fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

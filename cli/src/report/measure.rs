@@ -166,9 +166,10 @@ pub fn pin_current_thread() -> Pinning {
     }
 }
 
-/// The cores this process may run on, as `core_affinity` listed them the first time this was
-/// asked (before [`pin_current_thread`] narrows the calling thread's list to its one core: the
-/// first report builds asked afterwards, and pinned every pool thread to that same core).
+/// The cores this process may run on, as `core_affinity` lists them the first time this is
+/// asked, before [`pin_current_thread`] narrows the calling thread's list to its one core
+/// (asked afterwards, the list would hold that one core, and every pool thread would be pinned
+/// to it).
 fn all_cores() -> &'static [core_affinity::CoreId] {
     static CORES: std::sync::OnceLock<Vec<core_affinity::CoreId>> = std::sync::OnceLock::new();
     CORES.get_or_init(|| core_affinity::get_core_ids().unwrap_or_default())
@@ -176,8 +177,8 @@ fn all_cores() -> &'static [core_affinity::CoreId] {
 
 /// Runs `f` with the calling thread allowed on every core, then restores its affinity (Linux;
 /// elsewhere just runs `f`). The report's measuring thread is pinned to the core that the
-/// first thread of each bulk-insert pool also gets; left there while it waited for a pool, the
-/// 1-thread bulk insert of a 119 MiB filter took 3.1-7.9 ns per key from run to run, against
+/// first thread of each bulk-insert pool also gets; left there while it waits for a pool, the
+/// 1-thread bulk insert of a 119 MiB filter takes 3.1-7.9 ns per key from run to run, against
 /// a steady 3.0 with the waiting thread free to run anywhere (1 Mi-key chunks, pools pinned,
 /// back to back; 2 threads: 2.4-3.1 against 2.2).
 pub fn unpinned<R>(f: impl FnOnce() -> R) -> R {
@@ -316,8 +317,8 @@ pub enum Method<'a> {
 /// Inserts a batch the given way and says how long it took and how many keys were refused.
 /// The parallel insert runs with the measuring thread unpinned (it only waits for the pool),
 /// and the unpinning stays outside the timed span: its two affinity calls, and the migrations
-/// they may cause, cost more than filling a 16 KiB filter (whose bulk figure they had put at
-/// several ns per key).
+/// they may cause, cost more than filling a 16 KiB filter (inside the span they would put its
+/// bulk figure at several ns per key).
 pub fn timed_insert(
     method: Method<'_>,
     s: &mut Box<dyn Subject>,

@@ -1,6 +1,5 @@
 //! Adapters that put the peer crates behind [`Subject`], so the report and `benches/peers.rs`
 //! measure them exactly as they measure this crate's filters: same pre-hashed keys, same loops.
-//! Built only with the `peers` feature.
 //!
 //! Each adapter uses the crate's fastest documented path for a key that is already a
 //! well-mixed `u64`, and sizes the filter at the requested bits per key where the crate allows:
@@ -227,10 +226,10 @@ impl Hasher for PassThrough {
     }
     fn write_usize(&mut self, x: usize) {
         // The length a slice or array writes first (cuckoofilter hashes its fingerprint as a
-        // `[u8; 1]`). Without this the default went through `write` byte by byte: eight more
-        // `mix64`s per lookup, which made cuckoofilter 2.6-3.7x slower in builds where that
-        // code was not inlined and folded away (the same source swung between the two with
-        // unrelated changes elsewhere in the crate).
+        // `[u8; 1]`). Without this the default goes through `write` byte by byte: eight more
+        // `mix64`s per lookup, which make cuckoofilter 2.6-3.7x slower wherever the compiler
+        // does not inline and fold that code away (whether it does depends on unrelated code
+        // elsewhere in the crate).
         self.write_u64(x as u64);
     }
     fn finish(&self) -> u64 {

@@ -15,9 +15,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::byte_size::format_byte_size;
+use super::figures::fpr_md;
 use super::measure::Stat;
-use super::sweep::{Report, SpeedRow};
-use super::write::fpr_md;
+use super::speed::SpeedRow;
+use super::sweep::Report;
 use linebloom::error::{Error, Result};
 
 /// One plot: its file name, its title and the SVG text.
@@ -74,6 +75,27 @@ fn render(title: &str, file: String, draw: impl FnOnce(&Area<'_>) -> DrawResult)
         title: title.to_string(),
         svg,
     })
+}
+
+/// The plot of one filter's figures against size: `speed_<filter>.svg`.
+const SPEED_PREFIX: &str = "speed_";
+/// The plot of one operation across filters: `compare_<operation>.svg`.
+const COMPARE_PREFIX: &str = "compare_";
+/// The FPR plot's file name.
+const FPR_FILE: &str = "fpr.svg";
+/// The bulk-insert plot's file name.
+const BULK_FILE: &str = "bulk_insert.svg";
+
+/// Whether `name` is a file name [`plots`] gives a plot (`speed_*.svg`, `compare_*.svg`,
+/// `fpr.svg`, `bulk_insert.svg`), of this report or of an earlier one: the files a writer may
+/// replace or remove in a results directory, and no others.
+pub fn is_plot_file(name: &str) -> bool {
+    let stem = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(".svg"))
+            .is_some_and(|middle| !middle.is_empty())
+    };
+    name == FPR_FILE || name == BULK_FILE || stem(SPEED_PREFIX) || stem(COMPARE_PREFIX)
 }
 
 /// Every plot of the report (none for parts that measured nothing).
@@ -271,7 +293,7 @@ fn speed_plot(report: &Report, filter: &str, rows: &[&SpeedRow]) -> Result<Plot>
         "{filter}: ns per key vs filter size ({} bits/key)",
         report.config.bits_per_key
     );
-    render(&title, format!("speed_{filter}.svg"), |root| {
+    render(&title, format!("{SPEED_PREFIX}{filter}.svg"), |root| {
         size_chart(root, &title, &series)
     })
 }
@@ -312,7 +334,7 @@ fn compare_plot(report: &Report, key: &str, what: &str, pick: Pick) -> Result<Pl
         });
     }
     let title = format!("{what}: ns per key vs filter size");
-    render(&title, format!("compare_{key}.svg"), |root| {
+    render(&title, format!("{COMPARE_PREFIX}{key}.svg"), |root| {
         size_chart(root, &title, &series)
     })
 }
@@ -357,7 +379,7 @@ fn fpr_plot(report: &Report) -> Result<Plot> {
     let (x0, x1) = bounds(xs);
     let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (y0, y1) = bounds(ys);
-    render(&title, "fpr.svg".into(), |root| {
+    render(&title, FPR_FILE.into(), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(&title, ("sans-serif", 24))
             .margin(20)
@@ -407,7 +429,7 @@ fn bulk_plot(report: &Report) -> Result<Plot> {
     let title = "Bulk insert: throughput vs threads".to_string();
     let (_, t1) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
     let (y0, y1) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
-    render(&title, "bulk_insert.svg".into(), |root| {
+    render(&title, BULK_FILE.into(), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(&title, ("sans-serif", 24))
             .margin(20)
@@ -435,4 +457,33 @@ fn bulk_plot(report: &Report) -> Result<Plot> {
         draw_series(&mut chart, &series, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plot_files_are_told_from_others() {
+        for name in [
+            "speed_blocked.svg",
+            "compare_insert.svg",
+            "fpr.svg",
+            "bulk_insert.svg",
+        ] {
+            assert!(is_plot_file(name), "{name}");
+        }
+        for name in [
+            "speed_.svg",
+            "speed_blocked.png",
+            "speed.csv",
+            "fpr.csv",
+            "notes.txt",
+            "report.md",
+            "my_fpr.svg",
+            "compare_insert.svg.bak",
+        ] {
+            assert!(!is_plot_file(name), "{name}");
+        }
+    }
 }

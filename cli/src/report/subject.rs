@@ -1,11 +1,12 @@
-//! What the report measures: a [`Contender`] (one of the crate's filters or, with the `peers`
-//! feature, a crate from crates.io) behind one small trait, [`Subject`].
+//! What the report measures: a [`Contender`] (one of the crate's filters or a peer crate from
+//! crates.io) behind one small trait, [`Subject`].
 //!
 //! The trait works on whole batches of pre-hashed keys (`insert_each`, `count_each`, ...), with
 //! the per-key loop inside each implementation. The loop is then compiled for the concrete type,
 //! its calls inlined, so the figures measure the filter and not a virtual call per key; the one
 //! dynamic call per batch costs nothing measurable. This module owns the trait, the names and
-//! the implementations for the crate's own filters; `peers.rs` adapts the peer crates.
+//! the implementations for the crate's own filters; `peers.rs` adapts the peer crates and
+//! `lineup.rs` builds an empty filter of any contender.
 
 use linebloom::BlockedBloom;
 use linebloom::classic::ClassicBloom;
@@ -19,7 +20,7 @@ use linebloom::format::AnyFilter;
 pub enum Contender {
     /// One of this crate's filters.
     Ours(FilterKind),
-    /// A filter from another crate (measured only when built with `--features peers`).
+    /// A filter from another crate.
     Peer(Peer),
 }
 
@@ -166,43 +167,6 @@ pub trait Subject: Send + Sync {
     fn huge_page_bytes(&self) -> Option<usize> {
         None
     }
-}
-
-/// Builds an empty contender for `items` keys at (about) `bits_per_key` bits each. Peers that
-/// cannot choose their size take the size they need for `items` (see [`Peer`]); a cuckoo
-/// filter takes the widest fingerprint that fits (so fewer bits than asked when the budget
-/// falls between widths) and is an error below 8.42 bits per key.
-pub fn build_subject(
-    contender: Contender,
-    items: usize,
-    bits_per_key: f64,
-    seed: u64,
-) -> Result<Box<dyn Subject>> {
-    match contender {
-        Contender::Ours(FilterKind::Blocked) => Ok(Box::new(
-            BlockedBloom::builder(items)
-                .bits_per_key(bits_per_key)
-                .seed(seed)
-                .build()?,
-        )),
-        Contender::Ours(FilterKind::Classic) => Ok(Box::new(
-            ClassicBloom::builder(items)
-                .bits_per_key(bits_per_key)
-                .seed(seed)
-                .build()?,
-        )),
-        Contender::Ours(FilterKind::Cuckoo) => Ok(Box::new(
-            CuckooFilter::builder(items)
-                .bits_per_key(bits_per_key)
-                .seed(seed)
-                .build()?,
-        )),
-        Contender::Peer(peer) => build_peer(peer, items, bits_per_key, seed),
-    }
-}
-
-fn build_peer(peer: Peer, items: usize, bits_per_key: f64, seed: u64) -> Result<Box<dyn Subject>> {
-    super::peers::build(peer, items, bits_per_key, seed)
 }
 
 /// Counts the `true`s of a batched lookup's output.
@@ -373,43 +337,5 @@ mod tests {
             assert_eq!(c.name().parse::<Contender>().unwrap(), c);
         }
         assert!("bloom".parse::<Contender>().is_err());
-    }
-
-    #[test]
-    fn ours_find_what_they_hold() {
-        for c in Contender::ours() {
-            let mut s = build_subject(c, 1000, 12.0, 1).unwrap();
-            let hs: Vec<u64> = (0..1000).map(linebloom::hash::mix64).collect();
-            assert_eq!(s.insert_each(&hs).unwrap(), 0);
-            s.finish().unwrap();
-            assert_eq!(s.count_each(&hs), 1000, "{c}");
-            let mut out = vec![false; 1000];
-            assert_eq!(s.count_batched(&hs, &mut out).unwrap().unwrap(), 1000);
-            assert!(s.size_bytes() > 0);
-        }
-    }
-
-    #[test]
-    fn touch_leaves_an_empty_filter_that_works() {
-        // 8 Mi keys at 10 bits: past the size from which the blocked and cuckoo filters map
-        // their lines instead of taking them from the heap.
-        let items = 8 << 20;
-        let hs: Vec<u64> = (0..1000).map(linebloom::hash::mix64).collect();
-        for c in Contender::available() {
-            let mut s = build_subject(c, items, 10.0, 1).unwrap();
-            s.touch();
-            assert_eq!(s.insert_each(&hs).unwrap(), 0, "{c}");
-            s.finish().unwrap();
-            assert_eq!(s.count_each(&hs), 1000, "{c}");
-        }
-        for c in Contender::ours() {
-            let mut s = build_subject(c, items, 10.0, 1).unwrap();
-            s.insert_each(&hs).unwrap();
-            s.touch();
-            assert!(
-                s.count_each(&hs) < 10,
-                "{c}: touch empties this crate's filters"
-            );
-        }
     }
 }

@@ -22,9 +22,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::fpr::key_hash;
+use super::figures::fpr_md;
+use super::keys::key_hash;
+use super::lineup::build_subject;
 use super::measure::{Method, Sampling, Stat, sample_batch, thread_pool, timed_insert};
-use super::subject::{Contender, build_subject};
+use super::subject::Contender;
 use linebloom::error::{Error, MAX_BITS_PER_KEY, Result};
 use linebloom::filter::FilterKind;
 use linebloom::hash::{mix64, reduce};
@@ -300,7 +302,7 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
             "at {:.2} bits per key the filter answers \"maybe\" to {} of absent keys: \
              it will filter out little; give it more memory",
             chosen.bits_per_key,
-            super::write::fpr_md(chosen.fpr)
+            fpr_md(chosen.fpr)
         ));
     }
     let memory = super::machine::Machine::detect().memory_bytes;
@@ -478,7 +480,7 @@ fn cuckoo_for_fpr(n: u64, p: f64) -> std::result::Result<Candidate, String> {
         .ok_or_else(|| {
             format!(
                 "its widest fingerprints (16 bits) reach only {} at 95 % load",
-                super::write::fpr_md(model::cuckoo_fpr(16, CUCKOO_SLOTS, CUCKOO_LOAD))
+                fpr_md(model::cuckoo_fpr(16, CUCKOO_SLOTS, CUCKOO_LOAD))
             )
         })
 }

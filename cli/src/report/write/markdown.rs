@@ -1,244 +1,13 @@
-//! Writers: a [`Report`] as `report.md` (the tables and how to read them), `report.json`
-//! (every figure), one CSV file per table, and the SVG plots (`plot.rs`), all in one
-//! directory.
-//!
-//! This module owns the file names, the CSV columns and the Markdown layout. The texts are
-//! built as strings first (so tests can check them without touching the disk), then written.
+//! `report.md`: the machine, how to read the figures, one table per question and links to the
+//! plots. This module owns the Markdown layout and the words beside the tables.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
-use super::byte_size::format_byte_size;
-use super::measure::Stat;
-use super::sweep::Report;
+use crate::report::byte_size::format_byte_size;
+use crate::report::figures::fpr_md;
+use crate::report::measure::Stat;
+use crate::report::sweep::Report;
 use linebloom::blocked::HUGE_PAGE_MIN_BYTES;
-use linebloom::error::{Error, Result};
-
-/// The Markdown report's file name.
-pub const MARKDOWN_FILE: &str = "report.md";
-/// The JSON report's file name.
-pub const JSON_FILE: &str = "report.json";
-/// Insert and lookup figures, one row per filter and size.
-pub const SPEED_CSV: &str = "speed.csv";
-/// Bulk insert figures, one row per filter, size and thread count.
-pub const BULK_CSV: &str = "bulk_insert.csv";
-/// Whole-batch builds of blocked filters, one row per size and way.
-pub const BUILD_CSV: &str = "build.csv";
-/// The FPR sweep, one row per filter and bits per key.
-pub const FPR_CSV: &str = "fpr.csv";
-/// The memory probe, one row per size.
-pub const LIMIT_CSV: &str = "memory_limit.csv";
-
-/// Writes every file of the report into `dir` (created if needed) and returns their paths.
-pub fn write_report(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
-    let mut written = Vec::new();
-    let mut put = |name: &str, text: String| -> Result<()> {
-        let path = dir.join(name);
-        std::fs::write(&path, text)
-            .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
-        written.push(path);
-        Ok(())
-    };
-    put(JSON_FILE, to_json(report)?)?;
-    put(SPEED_CSV, speed_csv(report))?;
-    put(BULK_CSV, bulk_csv(report))?;
-    put(BUILD_CSV, build_csv(report))?;
-    put(FPR_CSV, fpr_csv(report))?;
-    put(LIMIT_CSV, limit_csv(report))?;
-    let plots = super::plot::plots(report)?;
-    let names: Vec<String> = plots.iter().map(|p| p.file.clone()).collect();
-    put(MARKDOWN_FILE, to_markdown(report, &names))?;
-    for plot in plots {
-        put(&plot.file, plot.svg)?;
-    }
-    Ok(written)
-}
-
-/// The whole report as pretty-printed JSON (non-finite numbers, which JSON lacks, become null).
-pub fn to_json(report: &Report) -> Result<String> {
-    serde_json::to_string_pretty(report).map_err(|e| Error::Io(format!("JSON: {e}")))
-}
-
-/// A CSV field: quoted when it holds a comma, a quote or a line break.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn num(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        String::new()
-    }
-}
-
-fn opt(x: Option<f64>) -> String {
-    x.map(num).unwrap_or_default()
-}
-
-fn stat_cells(s: &Stat) -> String {
-    format!("{},{},{}", num(s.median_ns), num(s.min_ns), num(s.max_ns))
-}
-
-fn opt_stat_cells(s: &Option<Stat>) -> String {
-    s.as_ref().map_or_else(|| ",,".to_string(), stat_cells)
-}
-
-fn stat_header(name: &str) -> String {
-    format!("{name}_ns_median,{name}_ns_min,{name}_ns_max")
-}
-
-/// `speed.csv`: one row per filter and size.
-pub fn speed_csv(report: &Report) -> String {
-    let mut out = format!(
-        "filter,peer,params,target_bytes,bytes,items,bits_per_key,{},{},{},{},{},limit_ns,\
-         hit_ratio,miss_ratio,batched_hit_ratio,batched_miss_ratio,measured_fpr,model_fpr,\
-         hits_not_found,insert_failures\n",
-        stat_header("insert"),
-        stat_header("hit"),
-        stat_header("miss"),
-        stat_header("batched_hit"),
-        stat_header("batched_miss"),
-    );
-    for r in &report.speed {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            field(&r.filter),
-            r.peer,
-            field(&r.params),
-            r.target_bytes,
-            r.bytes,
-            r.items,
-            num(r.bits_per_key),
-            stat_cells(&r.insert),
-            stat_cells(&r.hit),
-            stat_cells(&r.miss),
-            opt_stat_cells(&r.batched_hit),
-            opt_stat_cells(&r.batched_miss),
-            num(r.limit_ns),
-            num(r.hit_ratio),
-            num(r.miss_ratio),
-            opt(r.batched_hit_ratio),
-            opt(r.batched_miss_ratio),
-            num(r.measured_fpr),
-            opt(r.model_fpr),
-            r.hits_not_found,
-            r.insert_failures,
-        );
-    }
-    out
-}
-
-/// `bulk_insert.csv`: one row per filter, size and thread count.
-pub fn bulk_csv(report: &Report) -> String {
-    let mut out = format!(
-        "filter,target_bytes,bytes,items,threads,{},mkeys_per_s,speedup,{},ceiling_speedup,{},\
-         one_task_bound\n",
-        stat_header("insert"),
-        stat_header("ceiling"),
-        stat_header("one_task")
-    );
-    for r in &report.bulk {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{}",
-            field(&r.filter),
-            r.target_bytes,
-            r.bytes,
-            r.items,
-            r.threads,
-            stat_cells(&r.insert),
-            num(r.mkeys_per_s),
-            num(r.speedup),
-            opt_stat_cells(&r.ceiling),
-            r.ceiling_speedup.map(num).unwrap_or_default(),
-            opt_stat_cells(&r.one_task),
-            r.one_task_bound.map(num).unwrap_or_default(),
-        );
-    }
-    out
-}
-
-/// `build.csv`: one row per size and way of building a blocked filter from all its keys.
-pub fn build_csv(report: &Report) -> String {
-    let mut out = format!(
-        "target_bytes,bytes,items,method,threads,partitioned,{},mkeys_per_s,speedup\n",
-        stat_header("insert")
-    );
-    for r in &report.builds {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{}",
-            r.target_bytes,
-            r.bytes,
-            r.items,
-            field(&r.method),
-            r.threads,
-            r.partitioned,
-            stat_cells(&r.insert),
-            num(r.mkeys_per_s),
-            num(r.speedup),
-        );
-    }
-    out
-}
-
-/// `fpr.csv`: one row per filter and bits-per-key value.
-pub fn fpr_csv(report: &Report) -> String {
-    let mut out = String::from(
-        "filter,peer,target_bits_per_key,bits_per_key,params,items,probes,measured_fpr,\
-         model_fpr,false_positives,false_negatives,insert_failures,bytes\n",
-    );
-    for r in &report.fpr {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            field(&r.filter),
-            r.peer,
-            num(r.target_bits_per_key),
-            num(r.bits_per_key),
-            field(&r.params),
-            r.items,
-            r.probes,
-            num(r.measured_fpr),
-            opt(r.model_fpr),
-            r.false_positives,
-            r.false_negatives,
-            r.insert_failures,
-            r.bytes,
-        );
-    }
-    out
-}
-
-/// `memory_limit.csv`: one row per buffer size.
-pub fn limit_csv(report: &Report) -> String {
-    let mut out = format!(
-        "bytes,{},{},{},best_ns\n",
-        stat_header("independent"),
-        stat_header("prefetched"),
-        stat_header("dependent"),
-    );
-    for l in &report.limits {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{}",
-            l.bytes,
-            stat_cells(&l.independent),
-            stat_cells(&l.prefetched),
-            stat_cells(&l.dependent),
-            num(l.best_ns()),
-        );
-    }
-    out
-}
 
 /// ns with three significant digits.
 fn ns(x: f64) -> String {
@@ -270,22 +39,6 @@ fn ratio_md(x: Option<f64>) -> String {
         Some(x) if x.is_finite() => format!("{x:.2}×"),
         _ => "—".into(),
     }
-}
-
-/// An FPR in percent with three significant digits: "0.977 %", "0.0123 %".
-pub fn fpr_md(p: f64) -> String {
-    if !p.is_finite() {
-        return "—".into();
-    }
-    if p == 0.0 {
-        return "0 %".into();
-    }
-    if p < 1e-6 {
-        return format!("{p:.2e}");
-    }
-    let percent = p * 100.0;
-    let decimals = (2 - percent.abs().log10().floor() as i32).clamp(0, 12) as usize;
-    format!("{percent:.decimals$} %")
 }
 
 fn opt_fpr_md(p: Option<f64>) -> String {
@@ -387,7 +140,7 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
          throughput figures, not latencies.",
         linebloom::internals::PREFETCH_AHEAD,
         linebloom::internals::NEAR,
-        super::byte_size::format_byte_size(linebloom::internals::PLAIN_LOOP_BYTES),
+        format_byte_size(linebloom::internals::PLAIN_LOOP_BYTES),
         c.lookups
     );
     let _ = writeln!(
@@ -701,15 +454,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn formats() {
-        assert_eq!(fpr_md(0.009_77), "0.977 %");
-        assert_eq!(fpr_md(0.000_123_4), "0.0123 %");
-        assert_eq!(fpr_md(0.25), "25.0 %");
-        assert_eq!(fpr_md(0.0), "0 %");
-        assert_eq!(fpr_md(1.234e-9), "1.23e-9");
+    fn ns_keeps_three_digits() {
         assert_eq!(ns(3.456), "3.46");
         assert_eq!(ns(123.4), "123");
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("k=7"), "k=7");
     }
 }
