@@ -58,6 +58,7 @@ pub mod format;
 pub mod hash;
 pub mod model;
 mod prefetch;
+pub mod scalable;
 
 #[doc(hidden)]
 pub mod internals;
@@ -72,3 +73,4 @@ pub use error::{Error, Result};
 pub use filter::{Filter, FilterKind};
 pub use format::AnyFilter;
 pub use hash::Key;
+pub use scalable::{ScalableBlockedBloom, ScalableBlockedBloomBuilder};

@@ -1,0 +1,380 @@
+//! The scalable blocked Bloom filter: growth when the number of keys is not known in advance.
+//!
+//! A [`ScalableBlockedBloom`] is a chain of [`BlockedBloom`] filters (Almeida, Baquero,
+//! Preguiça and Hutchison, "Scalable Bloom Filters", 2007). The first is sized for
+//! `initial_items` keys; when the newest is full, a new one is added, `growth` times larger and
+//! sized for an FPR `tightening` times lower. With a target `fpr` P, filter `i` is sized for
+//! `P (1 - r) r^i` (r the tightening), so however far the chain grows, the sum of its filters'
+//! rates, and so its false-positive rate, stays under `P (1 - r) / (1 - r) = P`.
+//!
+//! - `insert` first asks every filter: a key that any of them reports present is not stored
+//!   again (it would add nothing a lookup can see), and `insert` returns `false`.
+//! - Lookups ask the newest filter first (it holds the most keys) and stop at the first yes.
+//! - Every filter uses the same 64-bit hash of a key (one hash per key, however long the
+//!   chain); each takes its own line from it, so the filters' answers are independent.
+//!
+//! The defaults, growth 2 and tightening 0.85, are the ones of this layout's tuning table in
+//! `docs/performance.md` (`cargo run --release -p linebloom-cli --example scalable_tuning`):
+//! among the growths and tightenings measured from 1,000 to 1,000,000 keys at a 1 % target,
+//! they give the fewest bits per key with the measured FPR under the target at every size.
+
+use crate::blocked::BlockedBloom;
+use crate::error::{Error, Result, check_fpr, check_items};
+use crate::hash::{DEFAULT_SEED, Key};
+
+/// The default growth: each new filter holds twice the keys of the one before.
+pub const DEFAULT_GROWTH: f64 = 2.0;
+/// The default tightening: each new filter is sized for 0.85 times the FPR of the one before.
+pub const DEFAULT_TIGHTENING: f64 = 0.85;
+
+/// A chain of blocked Bloom filters that grows as keys arrive, its FPR bounded by the target.
+///
+/// ```
+/// use linebloom::ScalableBlockedBloom;
+///
+/// let mut filter = ScalableBlockedBloom::with_fpr(100, 0.01)?;
+/// for i in 0..10_000u64 {
+///     filter.insert(&i);
+/// }
+/// assert!((0..10_000u64).all(|i| filter.contains(&i)));
+/// assert!(filter.filters() > 1);
+/// assert!(filter.bound_fpr() <= 0.01);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+pub struct ScalableBlockedBloom {
+    /// The chain, oldest first.
+    filters: Vec<Part>,
+    initial_items: u64,
+    fpr: f64,
+    growth: f64,
+    tightening: f64,
+    seed: u64,
+}
+
+/// One filter of the chain with the keys it holds and was sized for.
+#[derive(Clone, PartialEq, Debug)]
+struct Part {
+    filter: BlockedBloom,
+    capacity: u64,
+    len: u64,
+    fpr: f64,
+}
+
+/// Builds a [`ScalableBlockedBloom`] with its growth, tightening or seed fixed.
+///
+/// ```
+/// use linebloom::ScalableBlockedBloom;
+///
+/// let filter = ScalableBlockedBloom::builder(1_000, 0.001).growth(4.0).tightening(0.5).build()?;
+/// assert_eq!(filter.growth(), 4.0);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ScalableBlockedBloomBuilder {
+    initial_items: usize,
+    fpr: f64,
+    growth: f64,
+    tightening: f64,
+    seed: u64,
+}
+
+impl ScalableBlockedBloomBuilder {
+    /// How many times larger each new filter is than the one before (at least 1.1, at most
+    /// 64; default [`DEFAULT_GROWTH`]).
+    pub fn growth(mut self, growth: f64) -> Self {
+        self.growth = growth;
+        self
+    }
+
+    /// How many times lower each new filter's FPR is than the one before (above 0, below 1;
+    /// default [`DEFAULT_TIGHTENING`]).
+    pub fn tightening(mut self, tightening: f64) -> Self {
+        self.tightening = tightening;
+        self
+    }
+
+    /// The hash seed (default [`DEFAULT_SEED`]).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The filter (its first part allocated), or an error for parameters out of range.
+    pub fn build(self) -> Result<ScalableBlockedBloom> {
+        check_items(self.initial_items as u64)?;
+        check_fpr(self.fpr)?;
+        if !(1.1..=64.0).contains(&self.growth) {
+            return Err(Error::InvalidParameter {
+                name: "growth",
+                value: self.growth.to_string(),
+                allowed: "from 1.1 to 64",
+            });
+        }
+        if !(self.tightening > 0.0 && self.tightening < 1.0) {
+            return Err(Error::InvalidParameter {
+                name: "tightening",
+                value: self.tightening.to_string(),
+                allowed: "above 0 and below 1",
+            });
+        }
+        let mut filter = ScalableBlockedBloom {
+            filters: Vec::new(),
+            initial_items: self.initial_items as u64,
+            fpr: self.fpr,
+            growth: self.growth,
+            tightening: self.tightening,
+            seed: self.seed,
+        };
+        filter.grow()?;
+        Ok(filter)
+    }
+}
+
+impl ScalableBlockedBloom {
+    /// A chain whose first filter holds `initial_items` keys, its FPR under `fpr` however
+    /// many keys it grows to, with the default growth and tightening.
+    pub fn with_fpr(initial_items: usize, fpr: f64) -> Result<Self> {
+        Self::builder(initial_items, fpr).build()
+    }
+
+    /// A builder for a chain starting at `initial_items` keys with FPR bound `fpr`.
+    pub fn builder(initial_items: usize, fpr: f64) -> ScalableBlockedBloomBuilder {
+        ScalableBlockedBloomBuilder {
+            initial_items,
+            fpr,
+            growth: DEFAULT_GROWTH,
+            tightening: DEFAULT_TIGHTENING,
+            seed: DEFAULT_SEED,
+        }
+    }
+
+    /// Adds a key; `true` when it was new (no filter of the chain reported it present).
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.insert_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Whether a key may be present.
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Adds a pre-hashed key; `true` when it was new. A new key goes into the newest filter,
+    /// after a new filter is added if the newest is full. Adding one needs memory; where that
+    /// cannot be had the key still goes into the newest filter (over its size, so above its
+    /// FPR), never lost.
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        if self.contains_hash(hash) {
+            return false;
+        }
+        if self.newest().len >= self.newest().capacity {
+            // On failure (no memory), the full filter takes the key: a higher FPR, no loss.
+            let _ = self.grow();
+        }
+        let part = self.newest_mut();
+        part.filter.insert_hash(hash);
+        part.len += 1;
+        true
+    }
+
+    /// Whether a pre-hashed key may be present: the newest filter is asked first.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.filters
+            .iter()
+            .rev()
+            .any(|p| p.filter.contains_hash(hash))
+    }
+
+    /// Inserts many pre-hashed keys, one after another (each first asks the chain, so the
+    /// order matters); returns how many were new.
+    pub fn insert_hashes(&mut self, hashes: &[u64]) -> usize {
+        hashes.iter().filter(|&&h| self.insert_hash(h)).count()
+    }
+
+    /// Batched lookup: `out[i] = contains_hash(hashes[i])`, each filter's batched, prefetching
+    /// lookup in turn, newest first. An error when the lengths differ.
+    pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        let mut part_out = vec![false; hashes.len()];
+        let mut first = true;
+        for part in self.filters.iter().rev() {
+            if first {
+                part.filter.contains_hashes(hashes, out)?;
+                first = false;
+                continue;
+            }
+            part.filter.contains_hashes(hashes, &mut part_out)?;
+            for (o, p) in out.iter_mut().zip(&part_out) {
+                *o |= *p;
+            }
+        }
+        Ok(())
+    }
+
+    /// Keys stored (inserts that returned `true`).
+    pub fn len(&self) -> u64 {
+        self.filters.iter().map(|p| p.len).sum()
+    }
+
+    /// Whether no key is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keys the filters built so far are sized for, together.
+    pub fn capacity(&self) -> u64 {
+        self.filters.iter().map(|p| p.capacity).sum()
+    }
+
+    /// Filters in the chain.
+    pub fn filters(&self) -> usize {
+        self.filters.len()
+    }
+
+    /// The filters, oldest first.
+    pub fn parts(&self) -> impl Iterator<Item = &BlockedBloom> {
+        self.filters.iter().map(|p| &p.filter)
+    }
+
+    /// The FPR bound: the target given at construction.
+    pub fn fpr(&self) -> f64 {
+        self.fpr
+    }
+
+    /// Growth between consecutive filters.
+    pub fn growth(&self) -> f64 {
+        self.growth
+    }
+
+    /// Tightening between consecutive filters.
+    pub fn tightening(&self) -> f64 {
+        self.tightening
+    }
+
+    /// Keys the first filter is sized for.
+    pub fn initial_items(&self) -> u64 {
+        self.initial_items
+    }
+
+    /// The hash seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Bytes of all filters' lines.
+    pub fn size_bytes(&self) -> usize {
+        self.filters.iter().map(|p| p.filter.size_bytes()).sum()
+    }
+
+    /// The sum of the FPRs the filters were sized for: what the chain's FPR stays under when
+    /// every filter is full; always below [`fpr`](Self::fpr).
+    pub fn bound_fpr(&self) -> f64 {
+        self.filters.iter().map(|p| p.fpr).sum()
+    }
+
+    /// The FPR the models expect from the chain as it is now: a key is a false positive when
+    /// any filter says yes.
+    pub fn current_fpr(&self) -> f64 {
+        1.0 - self
+            .filters
+            .iter()
+            .map(|p| 1.0 - p.filter.expected_fpr(p.len))
+            .product::<f64>()
+    }
+
+    /// Rebuilds a chain from its parts (the format's reader), checking that they are the
+    /// chain these parameters build.
+    #[allow(dead_code)] // The format reads scalable filters through it.
+    pub(crate) fn from_parts(
+        initial_items: u64,
+        fpr: f64,
+        growth: f64,
+        tightening: f64,
+        seed: u64,
+        parts: Vec<(BlockedBloom, u64)>,
+    ) -> Result<Self> {
+        let corrupt = |why: &str| Error::Corrupt(format!("scalable filter: {why}"));
+        let mut chain = ScalableBlockedBloomBuilder {
+            initial_items: usize::try_from(initial_items).map_err(|_| corrupt("initial items"))?,
+            fpr,
+            growth,
+            tightening,
+            seed,
+        }
+        .build()
+        .map_err(|e| corrupt(&e.to_string()))?;
+        if parts.is_empty() {
+            return Err(corrupt("no filters"));
+        }
+        chain.filters.clear();
+        for (i, (filter, len)) in parts.into_iter().enumerate() {
+            let (capacity, part_fpr) = chain.part_size(i);
+            if filter.seed() != seed {
+                return Err(corrupt("a filter with another seed"));
+            }
+            if len > capacity.saturating_mul(2).max(capacity + 1) {
+                return Err(corrupt("a filter holding far more keys than its size"));
+            }
+            chain.filters.push(Part {
+                filter,
+                capacity,
+                len,
+                fpr: part_fpr,
+            });
+        }
+        Ok(chain)
+    }
+
+    /// The number of keys stored in each filter, oldest first (for the format).
+    #[allow(dead_code)] // The format writes scalable filters with it.
+    pub(crate) fn part_lens(&self) -> impl Iterator<Item = u64> + '_ {
+        self.filters.iter().map(|p| p.len)
+    }
+
+    /// Keys and FPR filter `i` of the chain is sized for.
+    fn part_size(&self, i: usize) -> (u64, f64) {
+        let scale = self.growth.powi(i as i32);
+        let capacity = (self.initial_items as f64 * scale)
+            .ceil()
+            .min(u64::MAX as f64 / 2.0) as u64;
+        let fpr = self.fpr * (1.0 - self.tightening) * self.tightening.powi(i as i32);
+        (capacity.max(1), fpr)
+    }
+
+    /// Adds the next filter of the chain.
+    fn grow(&mut self) -> Result<()> {
+        let (capacity, fpr) = self.part_size(self.filters.len());
+        // Past the model's lowest FPR the chain cannot tighten further: the later filters stay
+        // at that rate (their sum then grows past the bound only after about 10^10 filters'
+        // worth of keys, far past any memory).
+        let sized_fpr = fpr.max(crate::model::BLOCKED_MIN_FPR);
+        let items = usize::try_from(capacity).map_err(|_| Error::TooLarge {
+            items: capacity,
+            bits_per_key: 0.0,
+        })?;
+        let filter = BlockedBloom::builder(items)
+            .fpr(sized_fpr)
+            .seed(self.seed)
+            .build()?;
+        self.filters.push(Part {
+            filter,
+            capacity,
+            len: 0,
+            fpr,
+        });
+        Ok(())
+    }
+
+    fn newest(&self) -> &Part {
+        // A chain is built with its first filter and never loses one.
+        &self.filters[self.filters.len() - 1]
+    }
+
+    fn newest_mut(&mut self) -> &mut Part {
+        let last = self.filters.len() - 1;
+        &mut self.filters[last]
+    }
+}
+
+#[cfg(test)]
+mod tests;
