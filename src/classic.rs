@@ -17,12 +17,12 @@
 //! ## Probe positions
 //! One 64-bit hash per key. Its `k` probe values come from enhanced double hashing
 //! ([`DoubleHash`]): `h1 + i·h2 + (i³ − i)/6` for `i = 0..k` (mod 2^64), with `h1` the hash and
-//! `h2` its two 32-bit halves swapped and made odd ([`DoubleHash::second`]). Kirsch and Mitzenmacher, "Less hashing, same performance: building a
-//! better Bloom filter" (2006), prove that two hash values give the FPR of `k` independent ones
+//! `h2` its two 32-bit halves swapped and made odd ([`DoubleHash::second`]). Kirsch and
+//! Mitzenmacher, "Less hashing, same performance: building a better Bloom filter" (2006), prove that two hash values give the FPR of `k` independent ones
 //! as `m` grows; the cubic term is that of Dillinger and Manolios, "Bloom filters in
 //! probabilistic verification" (2004). Each probe value is mapped onto `0..m` with [`reduce`],
 //! multiply-shift on its high bits (`(p · m) >> 64`): no division on the hot path and any `m`.
-//! The cubic term was made for probes reduced modulo `m`, where it keeps a second hash that is
+//! The cubic term is meant for probes reduced modulo `m`, where it keeps a second hash that is
 //! a multiple of `m` from putting every probe on the same bit; under `reduce` it is all but
 //! inert: at most (63³ − 63)/6 = 41,664 against 2^64, it moves a position with probability
 //! below 41,664 · m / 2^64 (2.3e-9 per probe at m = 10^9). It stays because it is part of
@@ -30,32 +30,27 @@
 //! computed directly (the inserts into filters of up to 8 MiB).
 //!
 //! ## Speed of the scalar paths
-//! `insert_hash` and `contains_hash` were brought level with or ahead of `fastbloom` 0.17's
-//! pre-hashed path (same probe count, same bits per key) by four levers, each kept because it
-//! was measured to pay. Command (2-core Zen 5 VM, shared and noisy; ratios within one run):
-//! `linebloom report --items 1000000,100000000 --filters classic,fastbloom --fpr-bits 10
-//! --fpr-items 1000000 --fpr-probes 1000000 --threads 1`; figures are ns/key at k = 7 for
-//! insert / hit / miss, n = 1M (1.19 MiB) and n = 100M (119 MiB).
-//! - Before: 7.92 / 11.3 / 13.5 and 91.9 / 107 / 64.8 (fastbloom 5.38 / 6.62 / 11.6 and
-//!   67.0 / 69.3 / 37.0).
-//! - The probe loop written out instead of `DoubleHash::take(k).all(..)`, whose early exit
-//!   compiled to a three-state flag with `setae`/`cmove` per probe, the first probe tested
-//!   before `h2` is computed, and no bounds check on lookups: 7.11 / 6.98 / 12.3 and
-//!   85.9 / 72.7 / 42.1. A lookup of a big filter runs at the memory's pace only if the
+//! `insert_hash` and `contains_hash` are level with or ahead of `fastbloom`'s pre-hashed path
+//! (same probe count, same bits per key) in `linebloom report --items 1000000,100000000
+//! --filters classic,fastbloom --fpr-bits 10 --fpr-items 1000000 --fpr-probes 1000000
+//! --threads 1`. Five choices get them there, each kept because that command shows it pays:
+//! - The probe loop is written out instead of `DoubleHash::take(k).all(..)`, whose early exit
+//!   compiles to a three-state flag with `setae`/`cmove` per probe; the first probe is tested
+//!   before `h2` is computed; lookups skip the bounds check. Lookups of present keys run about
+//!   1.5x faster for it. A lookup of a big filter runs at the memory's pace only if the
 //!   processor can look many keys ahead, so every instruction per probe counts there too.
-//! - `h2` from swapping the hash's halves instead of `mix64` (two dependent multiplies before
-//!   every probe after the first): 6.15 / 5.44 / 10.8 and 76.9 / 64.8 / 34.6 (a multiply,
-//!   `hash · C | 1`, measured the same: 5.98 / 5.28 / 11.0). Measured FPR unchanged: over
-//!   c = 4..20, k = 3..24, 200k keys × 4 seeds, measured / model was within ±2 % for `mix64`,
-//!   the multiply and the swap alike. This changed which bits a key sets.
-//! - The probe count as a literal for k = 1..=16 (`with_fixed_hashes!`), so the loops unroll
-//!   completely: insert 5.52–5.60 (fastbloom 5.36–5.45), 69.4 (68.2). Without it LLVM unrolls
-//!   the loop by four with a remainder loop, and inserts stayed at 6.2 against 5.5.
-//! - Bounds checks kept on insert, dropped on lookups (see `words_mut` and `word`).
-//! - (2026-11-24, Zen 4, where inserts in cache had fallen 6-9 % behind fastbloom's) inserts
-//!   into filters of up to 8 MiB compute each probe from the hash directly instead of from
-//!   the probe before it: 7.25-7.43 against 7.82-8.02 ns at 1.19 MiB (fastbloom 7.37-7.48);
-//!   the chain stays past 8 MiB, where it measured faster (see `DIRECT_PROBES_MAX_WORDS`).
+//! - `h2` swaps the hash's halves instead of remixing it with `mix64` (two dependent
+//!   multiplies before every probe after the first): about 1.15x on every path. The FPR is
+//!   the same either way (within ±2 % of the model; `tests/classic.rs` checks it), and the
+//!   swap is part of which bits a key sets (hash scheme 2).
+//! - The probe count is a literal for k = 1..=16 (`with_fixed_hashes!`), so the loops unroll
+//!   completely; otherwise LLVM unrolls them by four with a remainder loop, and inserts run
+//!   about 1.1x slower.
+//! - Bounds checks stay on the chained inserts and go from lookups and the direct inserts (see
+//!   `word`, `words_mut` and `words_mut_unchecked`).
+//! - Inserts into filters of up to 8 MiB compute each probe from the hash directly instead of
+//!   from the probe before it, about 1.07x faster at 1.19 MiB; the chain stays past 8 MiB,
+//!   where it is faster (see `DIRECT_PROBES_MAX_WORDS`).
 //!
 //! ## Model
 //! After `n` keys a bit is still zero with probability `(1 − 1/m)^{kn} ≈ e^{−k/c}`, `c = m/n`;
@@ -101,10 +96,11 @@ use crate::model::{self, CLASSIC_MAX_HASHES};
 /// for the common counts (1..=16, the optimum from 1.5 up to 23 bits per key), and as a
 /// variable beyond: the probe loops of the `#[inline(always)]` functions it calls are then
 /// unrolled completely, with no loop counter, exit branch or remainder loop. The price is code
-/// size at each call site of `insert_hash`/`contains_hash` (a jump table and 17 short loops); a
-/// `#[inline]` version was not inlined into callers' loops any more and cost a call per key
-/// (1M keys: miss 13.8 against 11.1 ns). Measured with only k = 7 as a literal, the arms cost
-/// 0–5 % at k = 7 (the jump table), which buys the same unrolling for every common k.
+/// size at each call site of `insert_hash`/`contains_hash` (a jump table and 17 short loops); an
+/// `#[inline]` version is not inlined into callers' loops and costs a call per key (misses
+/// about 1.25x slower at 1 M keys). Against only k = 7 as a literal, the jump table costs up
+/// to 5 % at k = 7, which buys the same unrolling for every common k (`linebloom report
+/// --items 1000000 --filters classic --threads 1`).
 macro_rules! with_fixed_hashes {
     ($hashes:expr, |$k:ident| $body:expr) => {
         with_fixed_hashes!(@arms $hashes, $k, $body; 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
@@ -126,18 +122,19 @@ const WORD_BITS: u64 = 64;
 /// Keys whose first probe words are computed and prefetched together before any is tested in a
 /// batched lookup, and how many probes of each are prefetched. A key that is absent stops at its
 /// first zero bit, on average after about two probes at the optimal k (half the bits are set),
-/// so the first two cover most of its misses. Measured on a 128 MiB filter (k = 7, a shared
-/// 2-core AMD EPYC VM, best of 3, noisy): absent keys 95 ns scalar, 67 ns prefetching one probe
-/// of 16 keys, 61 ns two probes of 16 keys; all seven probes of 8 keys, 77 ns. Present keys:
-/// 244, 175, 187 and 127 ns. Lookups in a storage engine's filter are mostly of absent keys.
+/// so the first two cover most of its misses. On a filter of about 128 MiB at k = 7, two probes
+/// of 16 keys make lookups of absent keys about 1.55x faster than one key at a time, ahead of
+/// one probe of 16 keys (1.4x) and all seven probes of 8 keys (1.2x, which is best for present
+/// keys); lookups in a storage engine's filter are mostly of absent keys (`linebloom report
+/// --items 100000000 --filters classic --threads 1`).
 const GROUP: usize = 16;
 /// Probes per key whose words a batched lookup prefetches (see [`GROUP`]).
 const LOOKUP_PREFETCH_PROBES: usize = 2;
 
 /// How many probe words a batched insert prefetches at once (keys per group times k). Every
 /// probe of an insert is touched, so the group shrinks as k grows: 9 keys at k = 7. Measured as
-/// above (insert, k = 7): 187 ns/key unbatched, 136 with 32 words in flight, 97 with 64, 107
-/// with 128.
+/// for [`GROUP`] (inserts, k = 7): 64 words in flight are about 1.9x faster than none, ahead
+/// of 32 (1.4x) and 128 (1.75x).
 const INSERT_PREFETCHES: usize = 64;
 
 /// Below this many hashes the bulk insert runs on the calling thread: spawning would cost more
@@ -146,9 +143,9 @@ const PAR_MIN_HASHES: usize = 1 << 14;
 
 /// Below this many words (32 MiB, the size of a large L3 cache) the bulk insert runs on the
 /// calling thread: a filter the caches hold is written faster by one core with plain stores
-/// than by several with locked ORs that pass its cache lines back and forth. `linebloom
-/// report` on a 2-core Zen 5 VM (results/report.md), 2 threads against 1: 0.45x at 1 MiB,
-/// 0.87x at 16 MiB, 1.32x at 256 MiB.
+/// than by several with locked ORs that pass its cache lines back and forth. 2 threads against
+/// 1: 0.45x at 1 MiB, 0.87x at 16 MiB, 1.32x at 256 MiB (`linebloom report --filters classic
+/// --threads 1,2`).
 const PAR_MIN_WORDS: usize = 1 << 22;
 
 /// Hashes per rayon task in the bulk insert: large enough to amortise the task, small enough to
@@ -160,14 +157,11 @@ const PAR_CHUNK: usize = 1 << 12;
 /// bits either way. With the words in cache a probe's store is quick and the chain of two-cycle
 /// additions (probe `i` waits on `i` of them) held back one key's accesses, so the direct form
 /// is faster there; past the cache each probe waits on memory, and the chain's fewer
-/// instructions let the processor keep more keys in flight. One-by-one inserts, k = 7, 10
-/// bits/key (`linebloom report --items .. --filters classic,fastbloom --threads 1`,
-/// alternating runs, Zen 4, 2026-11-24), chained against direct: 7.82-8.02 against 7.25-7.43
-/// ns at 1.19 MiB (three pairs; fastbloom 7.37-7.48), 10.5-12.4 against 9.09-9.59 at 4 MiB
-/// (two), too noisy to tell at 16 MiB, 62.7-63.5 against 64.9-67.4 at 119 MiB (three;
-/// fastbloom 65.7-69.4). Lookups keep the chain at every size: the direct form made them
-/// 5 % slower at 1.19 MiB (hits 7.02-7.12 against 6.66-6.71 ns, misses 13.8-13.9 against
-/// 13.1-13.2), since a miss usually stops after a probe or two.
+/// instructions let the processor keep more keys in flight. One-by-one inserts at k = 7 and 10
+/// bits/key, direct against chained: about 1.07x faster at 1.19 MiB and 1.2x at 4 MiB, about
+/// 1.05x slower at 119 MiB (`linebloom report --items 1000000,3355443,100000000 --filters
+/// classic --threads 1`). Lookups keep the chain at every size: the direct form makes them
+/// about 5 % slower at 1.19 MiB, since a miss usually stops after a probe or two.
 const DIRECT_PROBES_MAX_WORDS: usize = 1 << 20;
 
 /// A classic Bloom filter: `m` bits in one array, `k` bits anywhere in it per key.
@@ -441,8 +435,8 @@ impl ClassicBloom {
     }
 
     /// Word `index` (a [`locate`] of a [`reduce`] onto `num_bits`), read without a bounds check:
-    /// with the check, lookups of present keys took 5.59–5.71 ns against 5.17–5.30 (1M keys,
-    /// k = 7, three interleaved pairs of runs) and misses 12.1–12.4 against 11.6–12.2.
+    /// with the check, lookups of present keys run about 1.07x slower at 1 M keys and k = 7, and
+    /// misses about 1.03x (`linebloom report --items 1000000 --filters classic --threads 1`).
     #[inline(always)]
     fn word(&self, index: usize) -> u64 {
         debug_assert!(index < self.words.len());
@@ -453,21 +447,17 @@ impl ClassicBloom {
     }
 
     /// Word `index` for writing, bounds-checked: the inserts past [`DIRECT_PROBES_MAX_WORDS`]
-    /// take it. Without the check they measured slower, on the Zen 5 of 2026-11-23 at 1M keys
-    /// (k = 7, three interleaved pairs of runs: 5.00–5.09 against 5.53–5.60 ns/key) and on the
-    /// Zen 4 of 2026-11-24 at 256 MiB (76.9–77.3 against fastbloom's 73.2–74.0 in two default
-    /// report runs, 70.5 against 73.7 with the check in the run before).
+    /// take it. Without the check they run slower (the compiler schedules the loop worse),
+    /// about 1.05x at 256 MiB (`linebloom report --filters classic,fastbloom --threads 1`).
     #[inline(always)]
     fn words_mut(&mut self, index: usize) -> &mut u64 {
         self.words[index].get_mut()
     }
 
     /// Word `index` for writing (as for [`word`](Self::word)), without a bounds check: the
-    /// inserts up to [`DIRECT_PROBES_MAX_WORDS`] take it. On the Zen 4 of 2026-11-24 the check
-    /// cost them at 16 KiB, where the report had them 7 % behind fastbloom's: 4.73–4.81
-    /// against 5.34–5.37 ns/key (fastbloom 4.90–4.97), at 1 M keys level (7.30–7.36 against
-    /// 7.16–7.60, fastbloom 7.28–7.92; three alternating runs of a throwaway loop of
-    /// `insert_hash` beside fastbloom's `insert_hash`).
+    /// inserts up to [`DIRECT_PROBES_MAX_WORDS`] take it. With the check they run about 1.12x
+    /// slower at 16 KiB and level at 1 M keys (`linebloom report --items 10000,1000000
+    /// --filters classic,fastbloom --threads 1`).
     #[inline(always)]
     fn words_mut_unchecked(&mut self, index: usize) -> &mut u64 {
         debug_assert!(index < self.words.len());
@@ -625,7 +615,7 @@ const CUBIC: [u64; CLASSIC_MAX_HASHES as usize] = {
 /// Probe `i` of `hash` directly, `h2` being [`DoubleHash::second`]`(hash)`: the value the
 /// [`DoubleHash`] iterator yields `i`-th, `hash + i·h2 + (i³ − i)/6`, with the cubic term from
 /// [`CUBIC`]: with the unrolled loops' constant `i` it folds into the address arithmetic, where
-/// dividing by 6 kept LLVM from unrolling them. `i` is below the filter's probe count, at most
+/// dividing by 6 keeps LLVM from unrolling them. `i` is below the filter's probe count, at most
 /// `CLASSIC_MAX_HASHES`.
 #[inline(always)]
 fn probe(hash: u64, h2: u64, i: u64) -> u64 {

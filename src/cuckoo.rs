@@ -114,28 +114,21 @@ const TARGET_LOAD_PERCENT: u128 = 95;
 /// The most evictions one insert performs before it gives up (and undoes them).
 pub const MAX_KICKS: usize = 500;
 
-/// How many keys ahead [`CuckooFilter::contains_hashes`] prefetches both buckets on tables
-/// larger than [`AHEAD_FROM_BYTES`], as the blocked filter's batched lookups do (a prefetch
-/// retires at once, so the misses in flight no longer depend on how many lookups the
-/// out-of-order window holds). At 100 M keys (`linebloom report --quick --items 100000000
-/// --filters cuckoo --threads 1`, one run each, Zen 5), batched lookups took 9.5/9.1 ns
-/// (hit/miss) at 32 ahead, 7.4/7.4 at 64, 7.8/7.7 at 128 and 8.4/8.4 at 256, against 21.0/21.2
-/// for groups of 16. (A first try, keeping the computed buckets in a ring rather than
-/// computing them twice, ran at 44 ns.) Since the hints go into L2 (`prefetch.rs`), 128 is
-/// the best: 6.7-6.9 ns against 7.1-7.2 at 64 (`--items 100000000 --filters cuckoo`, two
-/// alternating runs, Zen 4, 2026-11-24). Both buckets also hinted into L1 8 keys before the
-/// test, as the blocked filter's lines are, cost more than they gave (8.4-8.6 ns at 64): a
-/// cuckoo lookup computes its buckets again for each hint.
+/// How many keys ahead [`CuckooFilter::contains_hashes`] hints both buckets of a key into L2 on
+/// tables larger than [`AHEAD_FROM_BYTES`], as the blocked filter's batched lookups do: a
+/// prefetch retires at once, so the misses in flight do not depend on how many lookups the
+/// out-of-order window holds. Of 32, 64, 128 and 256 keys ahead, 128 is the fastest at 100 M
+/// keys, about 3x faster than prefetching groups of 16 keys (`linebloom report --quick --items
+/// 100000000 --filters cuckoo --threads 1`). The buckets are not also hinted into L1 shortly
+/// before the test, as the blocked filter's lines are: a cuckoo lookup computes its buckets
+/// again for each hint, which costs more than the hint gives.
 const AHEAD: usize = 128;
 
 /// Tables up to this size take the plain one-at-a-time loop: with the vector test (see
-/// [`in_either`]) the core keeps enough lookups in flight there by itself. Batched lookups
-/// against one at a time (hit/miss, ns; `linebloom report --quick --items
-/// 1000000,8000000,16000000,100000000 --filters cuckoo --threads 1`, two runs, Zen 5): 1.19 MiB
-/// 1.8-2.1 against 1.9-2.1 with the plain loop (the groups of 16 that prefetched both buckets
-/// before testing, used up to here before, took 2.1-2.5); 9.5 MiB, prefetching, 2.7-2.9
-/// against 2.3-2.7; 19 MiB 2.9-3.0 against 3-17 (one at a time swings with what else holds
-/// the L3); 119 MiB 5.1-5.6 against 20.
+/// [`in_either`]) the core keeps enough lookups in flight there by itself, and the plain loop is
+/// level with or faster than prefetching up to about 10 MiB. Past that the prefetching loop
+/// wins, by about 4x at 119 MiB (`linebloom report --quick --items
+/// 1000000,8000000,16000000,100000000 --filters cuckoo --threads 1`).
 const AHEAD_FROM_BYTES: usize = 8 << 20;
 
 /// Calls the width-specialised version of a method: `by_width!(self.method(args))`.
@@ -406,7 +399,7 @@ impl CuckooFilter {
     }
 
     /// Looks up many pre-hashed keys at once: `out[i] = self.contains_hash(hashes[i])`. On
-    /// tables past 8 MiB both buckets of a key are prefetched 64 keys before it is tested, so
+    /// tables past 8 MiB both buckets of a key are prefetched 128 keys before it is tested, so
     /// the cache misses of many keys overlap; smaller tables are tested one key after another.
     /// An error (and nothing written) when the two slices differ in length.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
@@ -518,12 +511,10 @@ impl CuckooFilter {
     /// A key's first bucket, fingerprint and second bucket.
     ///
     /// With 8-bit fingerprints `h(fp)` comes from [`alt_hashes`](Self::alt_hashes) instead of
-    /// two multiplies: one-at-a-time lookups 10-15 % faster (misses at 100 K / 1 M / 100 M
-    /// keys 1.04-1.11 / 1.59-1.68 / 17.3-17.8 ns against 1.21-1.28 / 1.78-1.80 / 19.4-20.0
-    /// computing it; `linebloom report --quick --items 100000,1000000,100000000 --filters
-    /// cuckoo,cuckoofilter --threads 1`, two alternating pairs): past the cache a lookup is
-    /// bound by how many the core keeps in flight, which grows as each takes fewer
-    /// instructions.
+    /// two multiplies, which makes one-at-a-time lookups about 1.1x faster in and past the cache
+    /// (`linebloom report --quick --items 100000,1000000,100000000 --filters cuckoo --threads
+    /// 1`): past the cache a lookup is bound by how many the core keeps in flight, which grows
+    /// as each takes fewer instructions.
     #[inline(always)]
     fn candidates<const F: u32>(&self, hash: u64) -> (usize, u64, usize) {
         let i1 = reduce(hash, self.buckets);
@@ -556,9 +547,9 @@ impl CuckooFilter {
                     if F == 12 {
                         // A 12-bit bucket is read with one 8-byte load, which crosses into the
                         // next line for 3 in 32 buckets: without these two prefetches that
-                        // line was a demand miss for about one lookup in five, and batched
-                        // lookups took 20-22 ns at 50 M keys against 5.7-6.2 with 16-bit
-                        // buckets. The padding keeps `+ 7` inside the table.
+                        // line is a demand miss for about one lookup in five, and batched
+                        // lookups of 12-bit buckets run about 3.5x slower than of 16-bit ones.
+                        // The padding keeps `+ 7` inside the table.
                         prefetch_to(Level::L2, &t[i1 * stride + 7]);
                         prefetch_to(Level::L2, &t[i2 * stride + 7]);
                     }
@@ -804,9 +795,9 @@ fn fingerprint<const F: u32>(hash: u64) -> u64 {
 /// The multiplier that spreads a fingerprint over the buckets for the alternate index: 2^64
 /// divided by the golden ratio, made odd (Fibonacci hashing, Knuth TAOCP vol. 3, 6.4), so the
 /// distinct fingerprints land on evenly spaced points of `0..2^64` before `reduce` maps them
-/// onto the buckets. A full `mix64` here, the first version, cost two more multiplies per
-/// lookup for no gain in spread: with at most 2^16 distinct fingerprints, `h(fp)` takes at
-/// most that many values either way.
+/// onto the buckets. A full `mix64` here would cost two more multiplies per lookup for no gain
+/// in spread: with at most 2^16 distinct fingerprints, `h(fp)` takes at most that many values
+/// either way.
 const ALT_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// The other bucket of fingerprint `fp` sitting in `bucket`: `(h(fp) - bucket) mod n`, an
@@ -877,11 +868,11 @@ fn matches<const F: u32>(bucket: u64, fp: u64) -> u64 {
 /// compared lane by lane with the fingerprint in one instruction (lanes past the two buckets are
 /// 0, which no fingerprint equals). 12-bit slots do not fall on lane boundaries: both buckets
 /// go into the two 64-bit lanes of one vector for the SWAR test ([`matches()`], on both at once).
-/// The loads skip the bounds checks (six instructions per lookup). On a 100 MiB table, one at
-/// a time, 8-bit: two scalar SWAR tests 29-30 ns per lookup, the vector test 23-24, without
-/// the bounds checks 19-20. 12-bit at 50 M keys: 34-36 ns with two scalar SWAR tests, 21-22
-/// with both in one vector (in cache 3.3 against 2.3: LLVM had turned callers' loops of the
-/// scalar test into 8-wide gathers, slower there; see the README's "Levers tried").
+/// The loads skip the bounds checks (six instructions per lookup). Past the cache, one at a
+/// time, this is about 1.5x faster than two scalar SWAR tests with checked loads, for 8-bit
+/// and 12-bit fingerprints alike; in cache the 12-bit form also avoids the 8-wide gathers
+/// LLVM makes of callers' loops of the scalar test, which are slower there (`cargo run
+/// --release --example cuckoo_lookup` times a lookup part by part).
 ///
 /// # Safety
 /// `t` is a filter's table (as [`CuckooFilter::lines_bytes`] gives it) and `i1`, `i2` are buckets of

@@ -239,8 +239,8 @@ pub fn read_header(bytes: &[u8]) -> Result<Header> {
     let hash_scheme = h[11];
     if hash_scheme == 1 && h[10] != KIND_BLOCKED {
         return Err(corrupt(
-            "hash scheme 1: a classic or cuckoo filter written before linebloom changed how \
-             these kinds place a hash (2026-11-23); rebuild it from its keys"
+            "hash scheme 1: a classic or cuckoo filter written by an older linebloom, which \
+             placed a hash differently for these kinds; rebuild it from its keys"
                 .to_string(),
         ));
     }

@@ -57,7 +57,7 @@ pub(crate) fn contains(
     target_feature = "bmi2"
 ))]
 mod imp {
-    use super::super::batch::AHEAD;
+    use super::super::lookahead::AHEAD;
     use super::super::simd::mask_for;
     use super::super::simd::tables::{SALT_LANES, enable_row, enable_row_second};
     use super::super::{line_for, line_for_mut};
