@@ -89,7 +89,9 @@
 //! ```
 
 use crate::blocked::{Line, LineBuf, zeroed_lines};
-use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
+use crate::error::{
+    Error, Readable, Result, check_bits_per_key, check_fpr, check_items, units_for,
+};
 use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::{DEFAULT_SEED, Key, mix64, reduce};
 use crate::model;
@@ -703,7 +705,7 @@ fn fingerprint_bits_for_fpr(fpr: f64) -> Result<u32> {
         .find(|&f| model::cuckoo_fpr(f, SLOTS_PER_BUCKET, TARGET_LOAD) <= fpr)
         .ok_or_else(|| Error::InvalidParameter {
             name: "fpr",
-            value: fpr.to_string(),
+            value: Readable(fpr).to_string(),
             allowed: "at least about 1.16e-4 for a cuckoo filter (the FPR of its widest, \
                       16-bit fingerprints at 95 % load); use a Bloom filter for lower rates",
         })
@@ -718,7 +720,7 @@ fn fingerprint_bits_for_bits_per_key(bits_per_key: f64) -> Result<u32> {
         .find(|&f| f as f64 / TARGET_LOAD <= bits_per_key)
         .ok_or_else(|| Error::InvalidParameter {
             name: "bits_per_key",
-            value: bits_per_key.to_string(),
+            value: Readable(bits_per_key).to_string(),
             allowed: "at least 8 / 0.95 = 8.421... for a cuckoo filter (8-bit fingerprints at \
                       95 % load)",
         })
