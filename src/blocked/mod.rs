@@ -269,8 +269,9 @@ static EMPTY_LINE: Line = Line::ZERO;
 /// The line of `lines` that `hash` belongs to, with no per-key bounds check: lookups are
 /// bound by instructions per key in cache, and the check is two of about twenty (without it, and
 /// with the shorter mask of `simd.rs`, misses at 1 M keys run about 1.2x faster: `linebloom
-/// report --items 1000000 --filters blocked`). No filter has zero lines; an empty run gets an empty line, never a read out of
-/// bounds. Inserts use [`line_for_mut`], the same without the check.
+/// report --items 1000000 --filters blocked`). No filter has zero lines; an empty run gets an
+/// empty line, never a read out of bounds. Inserts use [`line_for_mut`], the same without the
+/// check.
 #[inline(always)]
 pub(crate) fn line_for(lines: &[Line], hash: u64) -> &Line {
     let i = line_index(hash, lines.len());

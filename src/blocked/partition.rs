@@ -48,8 +48,8 @@ const RANGE_SHIFT: u32 = 12;
 /// sort writes to every range's open block in turn, so its cost grows with their number once
 /// those lines no longer fit L1. On 2 threads with buffers kept, at 512 MiB 1024 ranges of 8192
 /// lines are about 1.35x faster than 2048 of 4096 or 512 of 16 384 (1 MiB, a whole L2); at
-/// 256 MiB 1024 ranges of 4096 lines are level with or ahead of 512 of 8192
-/// (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture` with `N=`).
+/// 256 MiB 1024 ranges of 4096 lines are level with or ahead of 512 of 8192 (`cargo test
+/// --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture` with `N=`).
 const MAX_RANGES: usize = 1024;
 
 /// The range size, as a shift, for a filter of `lines` lines: [`RANGE_SHIFT`], or one more
@@ -90,7 +90,8 @@ const MIN_KEYS_PER_LINE: usize = 4;
 /// the filter and writes it back once, so longer chunks move fewer lines per key: 8 keys per
 /// line is about 1.07x faster than 4 on one thread at 119 MiB (`cargo run --release --example
 /// bulk_scaling -- 2 100 whole`), and 16 about 1.07x faster than 8 on 2 threads with the
-/// buffers kept (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture`).
+/// buffers kept (`cargo test --release -p linebloom --lib partitioned_build_times --
+/// --ignored --nocapture`).
 const CHUNK_KEYS_PER_LINE: usize = 16;
 
 /// The fewest threads the partitioned insert runs on; fewer go through the prefetching insert
@@ -110,7 +111,8 @@ pub(crate) const MIN_THREADS: usize = 4;
 /// machines is mostly the buffers' first touch, which kept buffers pay once. 100 M keys into
 /// 119 MiB on 2 pinned threads with the buffers kept run about 1.85x faster than input order
 /// on one thread, against about 1.45x for the scanning tasks and about 1.0x with buffers
-/// allocated per call (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture`). On one thread input order stays: partitioned is about 1.05x
+/// allocated per call (`cargo test --release -p linebloom --lib partitioned_build_times --
+/// --ignored --nocapture`). On one thread input order stays: partitioned is about 1.05x
 /// slower. The first touch itself (`cargo run --release --example first_touch`) ranges from
 /// cheap on huge pages the kernel has just freed to more than the whole gain once the memory
 /// has gone back to the host; smaller chunks, whose buffers are smaller, are slower even kept
@@ -288,8 +290,8 @@ impl Partition {
     /// block, the range's next block is hinted into L2. A range's blocks lie anywhere in the
     /// pool, so the hardware's stream prefetcher starts over at each one, and the inserts
     /// would wait on its first lines. 100 M keys into 119 MiB with the buffers kept: the whole
-    /// build about 1.1x faster with the hint, on one thread and on two
-    /// (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture`).
+    /// build about 1.1x faster with the hint, on one thread and on two (`cargo test --release
+    /// -p linebloom --lib partitioned_build_times -- --ignored --nocapture`).
     fn each_block(&self, range: usize, mut f: impl FnMut(&[u64])) {
         let pool: &[u64] = bytemuck::cast_slice(&self.pool);
         let full = &self.full[range];
@@ -417,7 +419,8 @@ impl BuildBuffers {
 /// key: the last chunk's ranges' lines are read and written back for fewer keys each, and it
 /// is split among the threads by a full chunk's share, so one thread fills it alone. Equal
 /// chunks, each split evenly, make 100 M keys into 119 MiB on 2 pinned threads about 1.15x
-/// faster (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture`).
+/// faster (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored
+/// --nocapture`).
 pub(super) fn chunk_len(keys: usize, lines: usize) -> usize {
     let most = chunk_keys(lines);
     keys.div_ceil(keys.div_ceil(most).max(1)).max(1)
@@ -647,8 +650,9 @@ mod tests {
 
 /// The partitioned build on one and two pinned threads beside input order and the scanning
 /// tasks, on any thread count (`par_insert_hashes` partitions only from [`MIN_THREADS`]):
-/// `cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture` (100 M keys
-/// into 119 MiB, seven rounds, the ways taking turns to come first; `N=...` for other sizes).
+/// `cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture`
+/// (100 M keys into 119 MiB, seven rounds, the ways taking turns to come first; `N=...` for
+/// other sizes).
 /// Prints the median and range of ns per key for each.
 #[cfg(test)]
 mod timing {

@@ -12,8 +12,9 @@
 //! down, and for k < 8 the `8 - k` words it skips rotate with the key. In word `w` the first bit
 //! is the top 6 bits of `x * salt[w]` (mod 2^32) and the second (probes 8..16) that of
 //! `x * salt[w + 8]`, `x` the low 32 bits of the hash and `salt` 16 odd constants (the
-//! multiply-shift of the Parquet split-block filter, widened from 5 to 6 bits). The rotation uses bits 32..35 of the hash and the line index its high bits
-//! (`hash::reduce`), so the three are independent up to 2^29 lines (32 GiB of filter).
+//! multiply-shift of the Parquet split-block filter, widened from 5 to 6 bits). The rotation
+//! uses bits 32..35 of the hash and the line index its high bits (`hash::reduce`), so the
+//! three are independent up to 2^29 lines (32 GiB of filter).
 //!
 //! Why this scheme (measured with `linebloom fpr` and `benches/lookup.rs`, see the README):
 //! - *one bit per 64-bit word, k = 8* (the split-block layout on 64-bit words) builds its mask in

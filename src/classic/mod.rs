@@ -20,9 +20,10 @@
 //! One 64-bit hash per key. Its `k` probe values come from enhanced double hashing
 //! ([`DoubleHash`]): `h1 + i·h2 + (i³ − i)/6` for `i = 0..k` (mod 2^64), with `h1` the hash and
 //! `h2` its two 32-bit halves swapped and made odd ([`DoubleHash::second`]). Kirsch and
-//! Mitzenmacher, "Less hashing, same performance: building a better Bloom filter" (2006), prove that two hash values give the FPR of `k` independent ones
-//! as `m` grows; the cubic term is that of Dillinger and Manolios, "Bloom filters in
-//! probabilistic verification" (2004). Each probe value is mapped onto `0..m` with [`reduce`],
+//! Mitzenmacher, "Less hashing, same performance: building a better Bloom filter" (2006),
+//! prove that two hash values give the FPR of `k` independent ones as `m` grows; the cubic
+//! term is that of Dillinger and Manolios, "Bloom filters in probabilistic verification"
+//! (2004). Each probe value is mapped onto `0..m` with [`reduce`],
 //! multiply-shift on its high bits (`(p · m) >> 64`): no division on the hot path and any `m`.
 //! The cubic term is meant for probes reduced modulo `m`, where it keeps a second hash that is
 //! a multiple of `m` from putting every probe on the same bit; under `reduce` it is all but

@@ -6,6 +6,8 @@
 //! an insert (put, take, swap, make room). It owns no filter state: `mod.rs` owns the table and
 //! decides which bucket a key goes to.
 
+#[cfg(doc)]
+use super::CuckooFilter;
 use super::SLOTS_PER_BUCKET;
 use crate::hash::reduce;
 use wide::{u8x16, u16x8, u32x4, u64x2};
@@ -124,8 +126,9 @@ pub(super) fn matches<const F: u32>(bucket: u64, fp: u64) -> u64 {
 /// --release --example cuckoo_lookup` times a lookup part by part).
 ///
 /// # Safety
-/// `t` is a filter's table (as [`CuckooFilter::lines_bytes`](super::CuckooFilter::lines_bytes) gives it) and `i1`, `i2` are buckets of
-/// that filter (below its bucket count), as [`CuckooFilter::candidates`](super::CuckooFilter::candidates) returns them.
+/// `t` is a filter's table (as [`CuckooFilter::lines_bytes`] gives it) and `i1`, `i2` are
+/// buckets of that filter (below its bucket count), as [`CuckooFilter::candidates`] returns
+/// them.
 #[inline(always)]
 pub(super) unsafe fn in_either<const F: u32>(t: &[u8], i1: usize, fp: u64, i2: usize) -> bool {
     // SAFETY: the caller's contract.
