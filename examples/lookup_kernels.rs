@@ -19,7 +19,7 @@
 //!   10 bits/key is 1.05 %, above the 1.00 % the blocked filter keeps);
 //! - `broadcast from memory`: the multiply takes the hash straight from memory
 //!   (`vpmulld zmm, zmm, [hash]{1to16}`) instead of moving it from a general register
-//!   (`vpbroadcastd zmm, r32`, one per cycle on current AMD and Intel cores; see `vector_rates`);
+//!   (`vpbroadcastd zmm, r32`, one per cycle on current AMD and Intel cores: `vector_rates`);
 //! - `carry + adc`: the test leaves its answer in the carry flag (`vptestnmd` + `kortestw`) and
 //!   the count takes it with one `adc`, as sbbf-rs's `vptest` lets LLVM do; LLVM turns the
 //!   crate's test into `kortest` + `sete` + `add` whatever the source asks for;
