@@ -10,17 +10,14 @@
 //! - `sequential`: `insert_hashes` on one thread (the prefetching insert);
 //! - `par_insert`: `par_insert_hashes` on a pool of THREADS pinned threads, one shared filter;
 //! - `ceiling`: every thread of the pool inserts the whole chunk into a filter of its own
-//!   (nothing shared; the report's "ceiling" until the evening of 2026-11-24), ns per key
-//!   counting each thread's keys;
+//!   (nothing shared), ns per key counting each thread's keys;
 //! - `pre-split`: the chunk split beforehand by the filter part each thread owns, and every
 //!   thread inserting only its part into a full-size filter of its own, so that it writes the
 //!   same run of lines as its task in `par_insert_hashes`: the bulk insert if picking its keys
-//!   cost nothing (the bound of its design; the report's ceiling since that evening, where
-//!   the row above, each thread writing twice the span its task writes, read lower). (Until
-//!   earlier on 2026-11-24 each thread's filter was of its part's size; a part's keys then
-//!   fell in half of that filter, a quarter of the lines, 30 MiB at 100 M keys, which this
-//!   machine's 32 MiB L3 nearly holds: that bound read 1.93-2.38x, above the ceiling, where
-//!   the full-size one reads 1.72-2.14x.)
+//!   cost nothing (the bound of its design, and the report's ceiling; the row above, each
+//!   thread writing twice the span its task writes, reads lower). Each thread's filter is of
+//!   full size on purpose: a filter of its part's size would put the part's keys in a quarter
+//!   of the lines, which a large L3 nearly holds, and the bound would read above the ceiling.
 //! - `scan only`: every thread reading the whole chunk and counting the keys of its part, the
 //!   picking `par_insert_hashes` does, without inserting;
 //! - `one task`: what one of `par_insert_hashes`' THREADS tasks does (scan the whole chunk,
@@ -210,8 +207,8 @@ fn whole(pool: &rayon::ThreadPool, threads: usize, items: usize) {
     for round in 0..5 {
         // As the report's builds table: the partitioned ways take turns to come first, the
         // input-order one ends each round, and the filter's lines are touched before the clock
-        // starts (this VM's free page reporting makes a fresh mapping's first touch cost
-        // more or less, depending on when the memory was last freed; `src/report/build.rs`).
+        // starts (on a VM with free page reporting a fresh mapping's first touch costs more or
+        // less, depending on when the memory was last freed; `cli/src/report/build.rs`).
         let turns = ways.len() - 1;
         let order = (0..turns).map(|j| 1 + (j + round) % turns).chain([0]);
         for i in order {

@@ -19,7 +19,7 @@
 //!   10 bits/key is 1.05 %, above the 1.00 % the blocked filter keeps);
 //! - `broadcast from memory`: the multiply takes the hash straight from memory
 //!   (`vpmulld zmm, zmm, [hash]{1to16}`) instead of moving it from a general register
-//!   (`vpbroadcastd zmm, r32`, one per cycle on Zen 5);
+//!   (`vpbroadcastd zmm, r32`, one per cycle on current AMD and Intel cores: `vector_rates`);
 //! - `carry + adc`: the test leaves its answer in the carry flag (`vptestnmd` + `kortestw`) and
 //!   the count takes it with one `adc`, as sbbf-rs's `vptest` lets LLVM do; LLVM turns the
 //!   crate's test into `kortest` + `sete` + `add` whatever the source asks for;
@@ -497,7 +497,8 @@ mod kernels {
         )
     );
     // Inserts four keys per pass: ours with the hash read from memory and one 512-bit
-    // read-modify-write (the fastest of the variants above on Zen 4), and split block's.
+    // read-modify-write (on cores that split 512-bit work in two, the fastest of the variants
+    // above), and split block's.
     macro_rules! insert_both_at {
         ($at:literal) => {
             concat!(

@@ -9,10 +9,10 @@
 //! runs one instruction (or an alternating pair) with no dependency between the copies, 20 M
 //! times in a loop of eight, and prints the best of five runs in cycles per instruction. The
 //! clock is measured first with a chain of dependent adds (one per cycle on every x86-64 core),
-//! so the figures do not assume a frequency. On the Zen 4 of 2026-11-24 a 512-bit shift, multiply,
-//! test or load takes a whole cycle where its 256-bit form takes half (the core splits 512-bit
-//! work over two cycles), and moving a value from a general register into a vector register is
-//! one per cycle: the costs behind `lookup_kernels` and the README's "Where the engine stands".
+//! so the figures do not assume a frequency. On a core that splits 512-bit work over two cycles
+//! a 512-bit shift, multiply, test or load takes a whole cycle where its 256-bit form
+//! takes half, and moving a value from a general register into a vector register is one per
+//! cycle: the costs behind `lookup_kernels` and the README's "Where the engine stands".
 
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 mod rates {

@@ -39,6 +39,22 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// (an exact set is smaller), and the figure guards against absurd sizes from typos.
 pub const MAX_BITS_PER_KEY: f64 = 1024.0;
 
+/// An `f64` parameter value as an error message shows it: plain decimal (`0.01`, `12.5`) for
+/// magnitudes from 1e-6 up to 1e15 and for 0, exponent form (`1e-300`, `1e20`) outside, so a
+/// message never spells out hundreds of digits. NaN and infinities print as `NaN`, `inf`.
+pub(crate) struct Readable(pub f64);
+
+impl fmt::Display for Readable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let x = self.0;
+        if x == 0.0 || !x.is_finite() || (1e-6..1e15).contains(&x.abs()) {
+            write!(f, "{x}")
+        } else {
+            write!(f, "{x:e}")
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -46,12 +62,14 @@ impl fmt::Display for Error {
             Error::InvalidFpr(p) => {
                 write!(
                     f,
-                    "false-positive rate must be in the open interval (0, 1) (got {p})"
+                    "false-positive rate must be in the open interval (0, 1) (got {})",
+                    Readable(*p)
                 )
             }
             Error::InvalidBitsPerKey(b) => write!(
                 f,
-                "bits per key must be a finite number in [1, {MAX_BITS_PER_KEY}] (got {b})"
+                "bits per key must be a finite number in [1, {MAX_BITS_PER_KEY}] (got {})",
+                Readable(*b)
             ),
             Error::InvalidHashes { hashes, min, max } => {
                 write!(
@@ -64,7 +82,8 @@ impl fmt::Display for Error {
                 bits_per_key,
             } => write!(
                 f,
-                "a filter for {items} items at {bits_per_key} bits per key does not fit in memory"
+                "a filter for {items} items at {} bits per key does not fit in memory",
+                Readable(*bits_per_key)
             ),
             Error::InvalidParameter {
                 name,
@@ -131,4 +150,50 @@ pub(crate) fn units_for(items: u64, bits_per_key: f64, unit_bits: u64) -> Result
         });
     }
     Ok(units as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readable_numbers_switch_to_exponent_form_outside_plain_magnitudes() {
+        let r = |x: f64| Readable(x).to_string();
+        assert_eq!(r(1e-300), "1e-300");
+        assert_eq!(r(0.01), "0.01");
+        assert_eq!(r(1e20), "1e20");
+        assert_eq!(r(0.0), "0");
+        assert_eq!(r(-0.5), "-0.5");
+        assert_eq!(r(12.5), "12.5");
+        assert_eq!(r(1e-6), "0.000001");
+        assert_eq!(r(9.5e-7), "9.5e-7");
+        assert_eq!(r(1e15), "1e15");
+        assert_eq!(r(-1e300), "-1e300");
+        assert_eq!(r(f64::NAN), "NaN");
+        assert_eq!(r(f64::INFINITY), "inf");
+    }
+
+    #[test]
+    fn error_messages_show_tiny_and_huge_values_readably() {
+        let m = Error::InvalidFpr(1e-300).to_string();
+        assert!(m.ends_with("(got 1e-300)"), "{m}");
+        assert!(m.len() < 100, "{m}");
+        let m = Error::InvalidBitsPerKey(1e20).to_string();
+        assert!(m.ends_with("(got 1e20)"), "{m}");
+        let m = Error::TooLarge {
+            items: 1 << 60,
+            bits_per_key: 10.0,
+        }
+        .to_string();
+        assert!(m.contains("at 10 bits per key"), "{m}");
+        // A valid rate, but below what the blocked filter reaches.
+        let m = crate::model::blocked_bits_per_key(1e-300)
+            .unwrap_err()
+            .to_string();
+        assert!(m.ends_with("(got 1e-300)"), "{m}");
+        let m = crate::CuckooFilter::with_fpr(10, 1e-300)
+            .unwrap_err()
+            .to_string();
+        assert!(m.ends_with("(got 1e-300)"), "{m}");
+    }
 }

@@ -166,7 +166,7 @@ pub fn blocked_bits_per_key(fpr: f64) -> Result<f64> {
     if fpr < BLOCKED_MIN_FPR {
         return Err(crate::Error::InvalidParameter {
             name: "fpr",
-            value: fpr.to_string(),
+            value: crate::error::Readable(fpr).to_string(),
             allowed: "at least 1e-10 for the blocked filter (one cache line caps its FPR)",
         });
     }

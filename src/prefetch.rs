@@ -7,16 +7,16 @@
 //! filter's groups, the partitioned insert's next range), and [`prefetch_stream`] hints the
 //! blocked bulk insert's input as read-once data. One `unsafe` block behind all of them.
 //!
-//! Why two levels: on the Zen 4 of 2026-11-24, reading random lines of a 128 MiB buffer with
-//! each line hinted 256 reads ahead took 7.6-8.2 ns per line with `prefetcht0` (into L1) and
-//! 4.4-4.5 with `prefetcht1` (into L2), at 1 GiB 8.9-9.1 against 5.8, at 16 MiB 2.6-2.8
-//! against 1.7 (`prefetchnta` as `prefetcht0`, `prefetcht2` as `prefetcht1`; a throwaway
-//! loop, the report's memory probe now measures the same). A hint into L1 holds one of the
-//! core's few L1 miss buffers until its line arrives from memory; a hint into L2 holds only
-//! an L2 one, of which there are several times more, so more lines come in at once. The batched
-//! lookup with only the far hint into L2 then waited on L2 for each line (6.3-6.5 ns per key
-//! at 100 M keys against the probe's 4.5); with its line also hinted into L1 8 keys before
-//! use, 4.2-4.4 (16 keys before: the same; 32: 5.8-6.0).
+//! Why two levels: reading random lines of a 128 MiB buffer with each line hinted 256 reads
+//! ahead runs about 1.8x faster with `prefetcht1` (into L2) than with `prefetcht0` (into L1),
+//! and about 1.5x at 16 MiB and 1 GiB (`prefetchnta` behaves as `prefetcht0`, `prefetcht2` as
+//! `prefetcht1`; the report's memory probe, `linebloom report`, measures the same walk). A
+//! hint into L1 holds one of the core's few L1 miss buffers until its line arrives from memory;
+//! a hint into L2 holds only an L2 one, of which there are several times more, so more lines
+//! come in at once. A batched lookup with only the far hint into L2 then waits on L2 for each
+//! line; with its line also hinted into L1 [`NEAR`] (8) keys before use it runs about 1.5x
+//! faster at 100 M keys (16 keys before: the same; 32: slower): `linebloom report --items
+//! 100000000 --filters blocked`.
 
 /// The cache level a hint brings its line to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,8 +118,8 @@ pub fn prefetch_ahead<T: Copy>(
 /// `far` items before it comes as `now`, and as `to_l1` `near` items before (a batch shorter
 /// than that has its hints first). One closure does all three, so it may hold the data
 /// mutably (an insert), and it is called from only three places, so it is inlined whole (with
-/// a closure per kind of step, called from seven, a cuckoo lookup's was not, and its batched
-/// lookups ran 1.3x slower). A caller may ignore `to_l1` (one level only). For a walk that
+/// a closure per kind of step, called from seven, a cuckoo lookup's is not, and its batched
+/// lookups run 1.3x slower). A caller may ignore `to_l1` (one level only). For a walk that
 /// goes on in a later call: the first `ready` items were hinted by the call before (into L2,
 /// and the first `near` of them into L1), and unless `drain`, the last `far` items are hinted
 /// but not used, so the next call gets them first, with `ready` = `far`, and the pipeline of

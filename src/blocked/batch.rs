@@ -19,39 +19,23 @@ use crate::prefetch::{
 };
 use rayon::prelude::*;
 
+use super::lookahead::{AHEAD, CACHED_BYTES};
 use super::simd::{Line, mask_for};
 use super::{BlockedBloom, line_for, line_index};
 use super::{BuildBuffers, batch_asm, partition};
 use crate::error::{Error, Result};
-
-/// How many keys ahead the batched paths prefetch into L2: the misses they keep in flight; each
-/// line also comes up into L1 [`NEAR`] keys before its use (`prefetch.rs`). Measured on a
-/// 119 MiB filter (`linebloom report --items 100000000 --filters blocked`, one run per value,
-/// Zen 5, then with every hint into L1): batched miss lookups 10.0 ns at 8, 5.5 at 32, 3.9 at
-/// 64, 2.8-3.1 at 128, 2.8 at 256, against 10.8 for the plain loop. A prefetch retires
-/// without waiting for its line, so the misses in flight are no longer bounded by how many
-/// lookups the out-of-order window holds. With the hints into L2 (Zen 4, 2026-11-24, a
-/// throwaway loop over the crate's `count_contained_hashes` at 100 M keys, three rounds
-/// each, [`NEAR`] 8): 4.2-4.3 ns at 256 with the memory probe at 4.5-4.6; in noisier runs
-/// 4.5-5.4 at 128 and 4.4-5.3 at 512, the probe at 4.6-5.6.
-pub(crate) const AHEAD: usize = 256;
 
 /// Hashes a bulk-insert task holds before inserting them (32 KiB on its stack).
 const SCAN_BUF: usize = 4096;
 
 /// How far ahead (in groups of 8 hashes, one 64-byte line each) a bulk-insert task hints its
 /// input as read-once data (`prefetch_stream`). Each task reads the whole input; streamed in
-/// as ordinary data it presumably took cache room from the lines the task's inserts
-/// prefetch. On 2
-/// threads at 100 M keys (`cargo run --release --example bulk_scaling`, one process per
-/// setting, alternating) the bulk insert went from 79-83 % of the ceiling's rate (1.84-2.01
-/// ns per key) to 90-93 % at 64 groups ahead (1.61-1.79) and 88-92 % at 128, while the
-/// ceiling stood near 1.9x one thread; with the ceiling near 1.5x, all level within 5 %.
-/// The same distance with `prefetcht0` or `prefetcht2` was no better than none. Filters of
-/// up to [`CACHED_BYTES`] go without it: there it made 2 threads slower (1.33-1.37 against
-/// 1.08-1.14 ns per key at 1.19 MiB, `linebloom report --items 1000000,13421772 --filters
-/// blocked --threads 1,2`, two alternating runs), and at 16 MiB faster (1.22-1.47 against
-/// 1.71-1.98, three).
+/// as ordinary data it takes cache room from the lines the task's inserts prefetch. On 2
+/// threads at 100 M keys the bulk insert runs about 1.1x faster with 64 groups ahead than
+/// without (`cargo run --release --example bulk_scaling`); 128 is level with 64, and
+/// `prefetcht0` or `prefetcht2` at the same distance gain nothing. Filters of up to
+/// [`CACHED_BYTES`] go without it: there it makes 2 threads about 1.2x slower at 1.19 MiB
+/// (`linebloom report --items 1000000,13421772 --filters blocked --threads 1,2`).
 const INPUT_AHEAD: usize = 64;
 
 /// Below this many hashes the bulk insert runs sequentially: starting the tasks would cost more
@@ -74,11 +58,11 @@ impl BlockedBloom {
 
     /// Inserts many pre-hashed keys on this thread; in a filter of more than 2 MiB, prefetching
     /// lines ahead as the batched lookups do, and up to 2 MiB, in AVX-512 builds, with a loop
-    /// in assembly (`batch_asm.rs`: 16-17 % faster than a loop of
-    /// [`insert_hash`](Self::insert_hash) at 12 KiB and 305 KiB, 6 % at 1.2 MiB, Zen 4,
-    /// `cargo run --release --example lookup_kernels`). Takes no memory of its own. (A large
-    /// batch used to be sorted by range of lines first, `partition.rs`; since the prefetches
-    /// go into L2, input order is faster on one thread: see `partition::MIN_THREADS`.)
+    /// in assembly (`batch_asm.rs`: about 1.2x faster than a loop of
+    /// [`insert_hash`](Self::insert_hash) at 12 KiB and 305 KiB, `cargo run --release --example
+    /// lookup_kernels`). Takes no memory of its own. It keeps the input order: with the
+    /// prefetches into L2, that is faster on one thread than sorting the batch by range of lines
+    /// first (`partition.rs`; see `partition::MIN_THREADS`).
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         if fits_in(&self.lines, CACHED_BYTES) {
             if !batch_asm::insert(&mut self.lines, self.hashes, hashes) {
@@ -95,10 +79,9 @@ impl BlockedBloom {
     /// commutative. Runs on one thread for fewer than 16 Ki hashes. Two designs:
     /// - on fewer than 4 threads, and for a batch of fewer than 4 keys per line or a filter
     ///   under 32 MiB, each task owns one contiguous run of lines, scans the whole input and
-    ///   inserts the keys of its run. No memory of its own; on this repository's 2-core VM,
-    ///   100 M keys into 119 MiB on 2 threads, 1 Mi keys per call: 2.5-3.1 ns per key against
-    ///   3.9-4.0 on one (`cargo run --release --example bulk_scaling`, where the host gave
-    ///   two threads each filling a filter of their own 1.5-1.7x one);
+    ///   inserts the keys of its run. No memory of its own; 100 M keys into 119 MiB, 1 Mi keys
+    ///   per call, go about 1.4x faster on 2 threads than on one (`cargo run --release
+    ///   --example bulk_scaling`);
     /// - on 4 threads or more, a batch of at least 4 keys per line into a filter of at least
     ///   32 MiB (building a filter from all its keys at once) is partitioned: each thread
     ///   sorts its share of a chunk by range of lines, then each inserts a run of ranges from
@@ -107,9 +90,9 @@ impl BlockedBloom {
     ///
     /// To build one filter after another from whole batches, keep that memory from call to
     /// call with [`par_insert_hashes_with`](Self::par_insert_hashes_with), which partitions
-    /// from 2 threads on. (Allocated per call, that memory's first touch on this VM costs
-    /// more than partitioning on 2 threads saves: `cargo run --release --example
-    /// first_touch`.)
+    /// from 2 threads on. (Allocated per call, that memory's first touch can cost more than
+    /// partitioning on 2 threads saves; `cargo run --release --example first_touch` shows what
+    /// it costs on a given machine.)
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         self.par_insert(hashes, &mut BuildBuffers::new(), false);
     }
@@ -118,10 +101,9 @@ impl BlockedBloom {
     /// kept in `buffers` from one call to the next, so that they are allocated and first
     /// touched once, not on every call. With them kept, a batch of at least 4 keys per line
     /// into a filter of at least 32 MiB is partitioned from 2 threads on: 100 M keys into
-    /// 119 MiB on this repository's 2-core VM took 2.00-2.13 ns per key on 2 threads
-    /// (1.80-1.95x input order's 3.74-3.90 on one) against 2.49-2.74 for the scanning tasks
-    /// and 3.21-4.19 partitioned with buffers allocated per call (medians, three runs of
-    /// `cargo test --release --features cli --lib partitioned_build_times -- --ignored
+    /// 119 MiB on 2 threads run about 1.85x faster than input order on one thread, against
+    /// about 1.45x for the scanning tasks and about 1.0x partitioned with buffers allocated
+    /// per call (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored
     /// --nocapture`; the report's "Building a blocked filter" table). Every other batch goes
     /// as in `par_insert_hashes` and leaves `buffers` as they were. The buffers hold up to
     /// twice the filter's size until dropped: see [`BuildBuffers`].
@@ -143,11 +125,10 @@ impl BlockedBloom {
             return;
         };
         // Each task owns one contiguous run of lines and scans the whole input (`insert_task`).
-        // No partition is written to memory and nothing is allocated per call. The first
-        // version partitioned each block of hashes into per-part vectors first (and a counting
-        // sort into one buffer per thread was tried): 1.0-1.1x one thread on 2 threads
-        // at 119 MiB, in runs with the pools correctly pinned, against 1.33-1.42x for this one (a
-        // streaming variant, scanning and writing through a ring in blocks of 64, 1.18-1.20x).
+        // No partition is written to memory and nothing is allocated per call. Partitioning
+        // each block of hashes into per-part vectors first, or a counting sort into one buffer
+        // per thread, scales worse: on 2 threads at 119 MiB about 1.05x one thread, against
+        // about 1.35x for this (`cargo run --release --example bulk_scaling`).
         let total = self.lines.len();
         let k = self.hashes;
         self.lines
@@ -300,22 +281,6 @@ pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usiz
     found
 }
 
-/// Filters this small live in the cache, where there are few misses to overlap: the plain loop
-/// is faster than prefetching ahead, which pays the line index twice (once for the prefetch)
-/// and, for lookups, a store per answer. One bound for lookups and inserts. Runs of `linebloom
-/// report --filters blocked --threads 1` (Zen 5, 1 MiB L2, 32 MiB L3), ns per key:
-/// - inserts, one by one vs prefetched: 1.18 vs 1.33 at 1.19 MiB, 1.37 vs 1.48 at 2.38 MiB,
-///   1.33 vs 1.63 at 4.77 MiB, 1.98 vs 1.66 at 9.54 MiB; with this bound `insert_hashes` on
-///   1.19 MiB went from 1.49-1.55 to 1.29-1.42 (two alternating runs);
-/// - misses, one at a time vs the batched lookup prefetching (a bound of 256 KiB then): 0.96 vs
-///   1.22 at 305 KiB, 1.21 vs 1.47 at 1.19 MiB, 1.51 vs 1.39 at 2.38 MiB, 1.46 vs 1.33 at
-///   4.77 MiB (`--items 250000,...,32000000`, one run).
-///
-/// 2 MiB keeps a margin for machines with a smaller last-level cache. The bulk insert's tasks
-/// keep prefetching: their plain loop, with the index checked against the task's run, was
-/// slower (2 threads on 1.19 MiB: 0.92 vs 0.83 ns per key).
-pub(crate) const CACHED_BYTES: usize = 2 << 20;
-
 /// Whether `lines` take at most `bytes`.
 fn fits_in(lines: &[Line], bytes: usize) -> bool {
     std::mem::size_of_val(lines) <= bytes
@@ -351,18 +316,14 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
 ///
 /// Why a round hints the next scan's input: a task scans its input between two rounds of
 /// inserts, where only the carried prefetches are in flight, so without the hint its input
-/// misses waited alone, where those of `insert_hashes` overlap its line misses. One task at
-/// 100 M keys on one thread (4 Mi keys scanned per call, 2 Mi inserted, Zen 4, the two parts
-/// timed apart with a throwaway counter): the inserts took 1.86-1.94 ns per scanned key (in
-/// an earlier round 1.68-1.83, where `insert_hashes` of the same keys picked beforehand took
-/// 1.71-1.83), the scans 0.68-0.85; with
-/// the hint 2.12-2.20 and 0.42-0.45, and picking 32 hashes per step ([`pick32`]) besides,
-/// 2.13-2.15 and 0.32-0.35: 2.46-2.50 ns per scanned key in all against 2.66-2.93 (three
-/// alternating rounds; the hint alone 2.57-2.67, the wider step alone 2.65-3.06).
+/// misses wait alone, where those of `insert_hashes` overlap its line misses. With the hint,
+/// and picking 32 hashes per step ([`pick32`]), one task at 100 M keys on one thread takes
+/// about 1.1x less time per scanned key than without either (`cargo run --release --example
+/// bulk_scaling`).
 ///
 /// `HINT` false leaves the hints out of the loop: the inserts with nothing to hint
 /// (`insert_hashes`, a task's last round, the tasks of a filter in cache) count nothing (with
-/// the count in it, `insert_hashes` was 4 % slower).
+/// the count in it, `insert_hashes` runs about 4 % slower).
 fn insert_prefetched<const HINT: bool>(
     lines: &mut [Line],
     first: usize,
@@ -380,11 +341,10 @@ fn insert_prefetched<const HINT: bool>(
     // One hint of input per `every` inserts.
     let every = hashes.len().saturating_sub(AHEAD) / upcoming.len().max(1);
     let (mut upcoming, mut since) = (upcoming.iter(), 0);
-    // A filter in cache (the bulk insert's tasks there) takes one hint per key, into L1, as
-    // before the hints into L2: with both, 2 threads at 1.19 MiB took 1.69-2.52 ns per key
-    // against 1.64-2.05, one task alone 1.56-2.97 against 1.34-1.56 (`linebloom report
-    // --items 1000000 --filters blocked --threads 1,2`, three alternating runs, a noisy host).
-    // Past the cache, the two-level hint of the batched lookups (`hint_step`).
+    // A filter in cache (the bulk insert's tasks there) takes one hint per key, into L1: the
+    // two-level hint makes 2 threads at 1.19 MiB about 1.1x slower (`linebloom report --items
+    // 1000000 --filters blocked --threads 1,2`). Past the cache, the two-level hint of the
+    // batched lookups (`hint_step`).
     let in_cache = total * size_of::<Line>() <= CACHED_BYTES;
     prefetch_walk(hashes, AHEAD, NEAR, ready, drain, |to_l2, to_l1, now| {
         if in_cache {
@@ -419,9 +379,8 @@ const DRAIN: Upcoming<'static> = None;
 
 /// [`pick8`] four groups at a time: writes the hashes of `step` that lie in `lo..lo + width`
 /// to the front of `into`, in order, and returns how many. Four groups per step take less
-/// loop overhead per hash than one (a scan picking nothing, one thread, Zen 4: 0.19-0.30 ns
-/// per hash against 0.35-0.40, a throwaway loop); see [`insert_prefetched`] for what it gave
-/// the bulk insert.
+/// loop overhead per hash than one; see [`insert_prefetched`] for what that gives the bulk
+/// insert.
 #[inline(always)]
 fn pick32(step: &[u64; 32], lo: u64, width: u64, into: &mut [u64; 32]) -> usize {
     let mut picked = [[0u64; 8]; 4];
@@ -444,8 +403,9 @@ fn pick32(step: &[u64; 32], lo: u64, width: u64, into: &mut [u64; 32]) -> usize 
 /// Writes the hashes of `group` that lie in `lo..lo + width` to the front of `into`, in
 /// order, and returns how many; the rest of `into` is left with any values. With AVX-512 one
 /// compare and one compress pick all eight: the bulk insert on 2 threads of a 1.19 MiB filter
-/// went from 1.25x to 1.66-1.68x one thread (two alternating runs each, Zen 5); at 119 MiB,
-/// where the threads wait on memory, it made no measurable difference.
+/// reaches about 1.65x one thread against 1.25x with the scalar pick (`linebloom report
+/// --items 1000000 --filters blocked --threads 1,2`); at 119 MiB, where the threads wait on
+/// memory, it makes no measurable difference.
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 #[inline(always)]
 fn pick8(group: &[u64; 8], lo: u64, width: u64, into: &mut [u64; 8]) -> usize {

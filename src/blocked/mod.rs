@@ -3,12 +3,13 @@
 //! Every key touches exactly one 64-byte, 64-byte-aligned [`Line`]; all its k probe bits live in
 //! that line, and are set and tested with one 512-bit mask (`simd.rs`, the only file here that
 //! names a vector type). The line is chosen by multiply-shift on the high bits of the key's
-//! 64-bit hash, the bits inside it from the low bits (see `simd.rs` for the scheme and why it was
-//! chosen, and [`crate::model::blocked_fpr`] for its exact FPR model).
+//! 64-bit hash, the bits inside it from the low bits (see `simd.rs` for the scheme and why it is
+//! the one, and [`crate::model::blocked_fpr`] for its exact FPR model).
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
 //! batched (prefetching) lookups and the rayon bulk insert (`batch_asm.rs` the hand-written
-//! AVX-512 loops of the batched lookups and of in-cache batched inserts, `partition.rs` the partitioned insert of large batches),
+//! AVX-512 loops of the batched lookups and of in-cache batched inserts, `lookahead.rs` the
+//! prefetch distance both follow, `partition.rs` the partitioned insert of large batches),
 //! `atomic.rs` the `&self`-insert variant, `view.rs` the zero-copy view over serialized bytes,
 //! and `setops.rs` union, intersection and the estimates from the fill. The byte layout itself
 //! is `crate::format`'s.
@@ -17,6 +18,7 @@ mod atomic;
 mod batch;
 mod batch_asm;
 mod fill;
+mod lookahead;
 pub(crate) mod pages;
 mod partition;
 mod setops;
@@ -31,8 +33,8 @@ use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
 use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
-pub(crate) use batch::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
 pub use fill::ParFill;
+pub(crate) use lookahead::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
 pub use pages::HUGE_PAGE_MIN_BYTES;
 pub(crate) use pages::LineBuf;
 pub use partition::BuildBuffers;
@@ -265,10 +267,11 @@ pub(crate) fn line_index(hash: u64, lines: usize) -> usize {
 static EMPTY_LINE: Line = Line::ZERO;
 
 /// The line of `lines` that `hash` belongs to, with no per-key bounds check: lookups are
-/// bound by instructions per key in cache, and the check was two of about twenty (measured with
-/// `linebloom report`, 1 M keys: 1.22 vs 1.49 ns per miss together with the shorter mask of
-/// `simd.rs`). No filter has zero lines; an empty run gets an empty line, never a read out of
-/// bounds. Inserts use [`line_for_mut`], the same without the check.
+/// bound by instructions per key in cache, and the check is two of about twenty (without it, and
+/// with the shorter mask of `simd.rs`, misses at 1 M keys run about 1.2x faster: `linebloom
+/// report --items 1000000 --filters blocked`). No filter has zero lines; an empty run gets an
+/// empty line, never a read out of bounds. Inserts use [`line_for_mut`], the same without the
+/// check.
 #[inline(always)]
 pub(crate) fn line_for(lines: &[Line], hash: u64) -> &Line {
     let i = line_index(hash, lines.len());
@@ -282,10 +285,10 @@ pub(crate) fn line_for(lines: &[Line], hash: u64) -> &Line {
 
 /// [`line_for`] for writing: `None` only for an empty run (no filter has zero lines; the check
 /// is on the run's length, which loops hoist). Together with [`Line::set`] writing two 256-bit
-/// halves, one-by-one inserts into a 1.19 MiB filter went from 1.40 to 1.16-1.27 ns per key
-/// (`linebloom report --items 1000000`, two alternating runs, Zen 5). Without the halves, the
-/// unchecked index had made that loop 1.6x *slower*; the compiler then unrolls it 4x, and why
-/// that hurt one 512-bit read-modify-write per key but not two 256-bit ones we did not find.
+/// halves, it makes one-by-one inserts into a 1.19 MiB filter about 1.15x faster (`linebloom
+/// report --items 1000000 --filters blocked`). With one 512-bit read-modify-write per key
+/// instead, the unchecked index makes that loop about 1.6x *slower*: the compiler then unrolls
+/// it 4x, and why that hurts the 512-bit form and not the 256-bit halves is not known.
 #[inline(always)]
 pub(crate) fn line_for_mut(lines: &mut [Line], hash: u64) -> Option<&mut Line> {
     let i = line_index(hash, lines.len());

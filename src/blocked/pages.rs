@@ -3,8 +3,8 @@
 //!
 //! A lookup in a filter far larger than the cache is one cache miss *and*, with 4 KiB pages, a
 //! TLB miss (a 512 MiB filter spans 131 072 pages; the L2 TLB holds a few thousand). With 2 MiB
-//! pages the same filter spans 256, so most page walks disappear. This machine's
-//! transparent-huge-page mode is `madvise`: the kernel uses huge pages only where asked, and only
+//! pages the same filter spans 256, so most page walks disappear. In the common
+//! transparent-huge-page mode, `madvise`, the kernel uses huge pages only where asked, and only
 //! for 2 MiB-aligned ranges it has not yet backed with small pages. A `Vec<Line>` cannot give
 //! that: the allocator zeroes 64-byte-aligned blocks by writing them, so every page is backed
 //! before any advice could be given. So filters of at least [`HUGE_PAGE_MIN_BYTES`] get a fresh

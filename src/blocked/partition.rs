@@ -15,18 +15,16 @@
 //! "Optimizing main-memory join on modern hardware", IEEE TKDE 2002: partition until each
 //! part fits the cache). The buckets need no counting pass: each is a list of 4 KiB blocks
 //! from one pool, so a skewed batch (all keys in one range) fits as well as a uniform one.
-//! What it gave (100 M keys into 119 MiB, `cargo run --release --example bulk_scaling -- 2 100
-//! whole`, Zen 4, eleven runs): one thread 4.5-5.5 ns per key against 9.4-10.6 in input order,
-//! two threads 2.4-3.7 (1.70-1.89x one thread in ten runs, 1.27x in one with the host busy).
-//! Those figures were taken with every prefetch into L1. With the hints into L2
-//! (`prefetch.rs`) input order became faster than this on one and two threads, so it now runs
-//! only on [`MIN_THREADS`] or more, where it spares each thread a scan of the whole batch; its
-//! own prefetch of the next range's lines goes into L2 as well (4.2-4.3 against 4.7 ns per
-//! key on one thread, two alternating runs).
-//! On a VM that hands freed memory back to its host (free page reporting), the buffers' first
-//! touch can cost as much again; see README, "The partitioned insert". Tried and dropped: staging each range's hashes in a line
-//! written to the pool with a non-temporal store (the sort 1.8 -> 2.8 ns per key, and the
-//! insert then read its keys from memory).
+//! With every prefetch into L1, it made one thread about 2x faster than input order at 100 M
+//! keys into 119 MiB. With the batched inserts hinting their lines into L2 (`prefetch.rs`),
+//! input order is faster than this on one and two threads, so it runs only on [`MIN_THREADS`]
+//! or more (or [`MIN_THREADS_KEPT`] with kept buffers), where it spares each thread a scan of
+//! the whole batch; its own prefetch of the next range's lines goes into L2 as well
+//! (`cargo run --release --example bulk_scaling -- 2 100 whole` compares the ways).
+//! On a machine that hands freed memory back to its host (free page reporting), the buffers'
+//! first touch can cost as much again; see README, "The partitioned insert". Staging each
+//! range's hashes in a line written to the pool with a non-temporal store is slower (the sort
+//! about 1.5x, and the insert then reads its keys from memory).
 
 use rayon::prelude::*;
 
@@ -38,10 +36,9 @@ use crate::prefetch::{Level, prefetch_to};
 /// Hashes per block of a bucket: 4 KiB, a page's worth of one range's keys.
 const BLOCK: usize = 512;
 
-/// Lines per range, as a power of two: 4096 lines, 256 KiB, within the 1 MiB L2 of the
-/// development machines with room for the next range's lines. 2048 and 8192 lines per range
-/// were level with it at 119 MiB (`cargo run --release --example bulk_scaling -- 2 100
-/// whole`, two alternating runs each, Zen 4: 2 threads 2.36-2.56 ns per key for all three).
+/// Lines per range, as a power of two: 4096 lines, 256 KiB, within a 1 MiB L2 with room for the
+/// next range's lines. 2048 and 8192 lines per range are level with it at 119 MiB (`cargo run
+/// --release --example bulk_scaling -- 2 100 whole`).
 /// Filters of more than [`MAX_RANGES`] such ranges take ranges of 8192 lines: see
 /// [`range_shift`].
 const RANGE_SHIFT: u32 = 12;
@@ -49,12 +46,10 @@ const RANGE_SHIFT: u32 = 12;
 /// The most ranges a filter is split into before its ranges double in size, and, on fewer
 /// than [`MIN_THREADS`] threads, the most for which the partitioned insert runs at all. The
 /// sort writes to every range's open block in turn, so its cost grows with their number once
-/// those lines no longer fit L1. 2 threads, buffers kept, medians of seven builds
-/// (`partitioned_build_times` below with `N=`, Zen 4, 2026-11-24): at 512 MiB, 2048 ranges of
-/// 4096 lines took 3.38 ns per key, 1024 of 8192 lines 2.49, 512 of 16 384 (1 MiB, the L2's
-/// size) 3.36, the scanning tasks 2.96-3.29, input order on one thread 4.52-4.64; at 256 MiB,
-/// 1024 ranges of 4096 lines 2.24-2.44 against 512 of 8192 2.39-3.07 (two alternating pairs),
-/// the tasks 3.05-3.48, input order 4.35-4.53.
+/// those lines no longer fit L1. On 2 threads with buffers kept, at 512 MiB 1024 ranges of 8192
+/// lines are about 1.35x faster than 2048 of 4096 or 512 of 16 384 (1 MiB, a whole L2); at
+/// 256 MiB 1024 ranges of 4096 lines are level with or ahead of 512 of 8192 (`cargo test
+/// --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture` with `N=`).
 const MAX_RANGES: usize = 1024;
 
 /// The range size, as a shift, for a filter of `lines` lines: [`RANGE_SHIFT`], or one more
@@ -78,53 +73,49 @@ fn ranges_of(lines: usize, shift: u32) -> usize {
 }
 
 /// Filters smaller than this are filled in input order: a filter that fits the last-level
-/// cache gains nothing from sorting its keys first. One thread, a whole batch against 1 Mi
-/// keys per call (Zen 4, 32 MiB L3): 5.0-6.6 against 4.3-5.3 ns per key at 11.9 MiB, 4.2-5.8
-/// against 7.2-8.6 at 36 MiB, 4.3-6.8 against 9.4-10.9 at 60 MiB.
+/// cache gains nothing from sorting its keys first. On one thread with a 32 MiB L3, sorting a
+/// whole batch first is about 1.2x slower than input order at 11.9 MiB, and about 1.6x and 2x
+/// faster at 36 MiB and 60 MiB (`cargo run --release --example bulk_scaling`).
 const MIN_BYTES: usize = 32 << 20;
 
 /// A batch is partitioned only when it holds at least this many keys per line of the filter
 /// (fewer, and most lines would still be read from memory for one key). At 4 keys per line
-/// into 119 MiB, one thread: 5.3-5.4 ns per key against 8.9 in input order (the first such
-/// call of the process paid 22 ns, its buffers' first page faults on memory the VM had handed
-/// back to its host).
+/// into 119 MiB it still makes one thread about 1.65x faster than input order with every
+/// prefetch into L1, once its buffers are touched (the first call of a process pays their
+/// page faults).
 const MIN_KEYS_PER_LINE: usize = 4;
 
 /// Keys per line in one chunk of the batch: a chunk's partition holds 8 bytes per key, so its
 /// buffers take twice the filter's size at 16 keys per line. Each chunk reads every line of
-/// the filter and writes it back once, so longer chunks move fewer lines per key. At 4 keys
-/// per line one thread took 5.1-5.3 ns per key at 119 MiB against 4.7-5.0 at 8
-/// (`bulk_scaling -- 2 100 whole`, two alternating runs each); at 16, 2 threads with the
-/// buffers kept took 1.91-2.13 ns per key against 2.03-2.29 at 8 (medians of seven builds,
-/// three alternating pairs of runs of `partitioned_build_times` below, Zen 4, 2026-11-24: 100
-/// M keys in 4 chunks instead of 7).
+/// the filter and writes it back once, so longer chunks move fewer lines per key: 8 keys per
+/// line is about 1.07x faster than 4 on one thread at 119 MiB (`cargo run --release --example
+/// bulk_scaling -- 2 100 whole`), and 16 about 1.07x faster than 8 on 2 threads with the
+/// buffers kept (`cargo test --release -p linebloom --lib partitioned_build_times --
+/// --ignored --nocapture`).
 const CHUNK_KEYS_PER_LINE: usize = 16;
 
 /// The fewest threads the partitioned insert runs on; fewer go through the prefetching insert
 /// (one thread) or the bulk insert's tasks, which each scan the whole batch (`batch.rs`).
-/// Since the batched inserts hint their lines into L2 (`prefetch.rs`), inserting in input
-/// order costs less than sorting first on this Zen 4: 100 M keys into 119 MiB on one thread,
-/// 3.7-4.0 ns per key against 4.2-4.3 partitioned, and on two threads the tasks took 2.3-3.1
-/// against 2.4-4.0 partitioned (`cargo run --release --example bulk_scaling -- 2 100 whole`,
-/// five alternating runs each, a noisy host). Each task, though, reads the whole batch
-/// however many there are, while a thread of the partitioned insert reads only its share:
-/// with T threads a task's scan stays at one pass over all keys while its inserts fall to
-/// 1/T of them, so from 4 threads on the partitioned insert takes over. That threshold is
-/// reasoned from those costs, not measured: this machine has 2 cores.
+/// The batched inserts hint their lines into L2 (`prefetch.rs`), so inserting in input order
+/// costs less than sorting first: 100 M keys into 119 MiB run about 1.1x faster in input order
+/// on one thread, and the tasks are level with or ahead of the partitioned insert on two
+/// (`cargo run --release --example bulk_scaling -- 2 100 whole`). Each task, though, reads the
+/// whole batch however many there are, while a thread of the partitioned insert reads only its
+/// share: with T threads a task's scan stays at one pass over all keys while its inserts fall
+/// to 1/T of them, so from 4 threads on the partitioned insert takes over. That threshold is
+/// reasoned from those costs, not measured on 4 or more cores.
 pub(crate) const MIN_THREADS: usize = 4;
 
 /// The fewest threads the partitioned insert runs on with its buffers kept from an earlier
-/// call ([`BlockedBloom::par_insert_hashes_with`]). What keeps [`MIN_THREADS`] at 4 on this VM
-/// is mostly the buffers' first touch, which kept buffers pay once. 100 M keys into 119 MiB
-/// on 2 pinned threads, medians of seven builds in each of three runs of
-/// `partitioned_build_times` below (Zen 4, 2026-11-24): 2.00-2.13 ns per key with the buffers
-/// kept, 3.21-4.19 with buffers allocated per call, 2.49-2.74 for the scanning tasks, against
-/// 3.74-3.90 in input order on one thread (1.80-1.95x). On one thread input order stays:
-/// partitioned took 3.91-4.16. The first touch itself, 238 MiB (those buffers) on 2 threads
-/// (`cargo run --release --example first_touch`, two runs): 16-22 ms on huge pages the kernel
-/// had just freed, 275-301 ms once it had handed them back to the host, 50-74 ms on small
-/// pages. That is 0.16-3.0 ns per key of 100 M, where 1.8x input order leaves at most 0.14
-/// over the kept build; smaller chunks, whose buffers are smaller, were slower even kept
+/// call ([`BlockedBloom::par_insert_hashes_with`]). What keeps [`MIN_THREADS`] at 4 on 2-core
+/// machines is mostly the buffers' first touch, which kept buffers pay once. 100 M keys into
+/// 119 MiB on 2 pinned threads with the buffers kept run about 1.85x faster than input order
+/// on one thread, against about 1.45x for the scanning tasks and about 1.0x with buffers
+/// allocated per call (`cargo test --release -p linebloom --lib partitioned_build_times --
+/// --ignored --nocapture`). On one thread input order stays: partitioned is about 1.05x
+/// slower. The first touch itself (`cargo run --release --example first_touch`) ranges from
+/// cheap on huge pages the kernel has just freed to more than the whole gain once the memory
+/// has gone back to the host; smaller chunks, whose buffers are smaller, are slower even kept
 /// (README, "Memory allocated per call").
 pub(crate) const MIN_THREADS_KEPT: usize = 2;
 
@@ -298,11 +289,9 @@ impl Partition {
     /// Calls `f` on the hashes of `range`, block by block, in input order. Before each full
     /// block, the range's next block is hinted into L2. A range's blocks lie anywhere in the
     /// pool, so the hardware's stream prefetcher starts over at each one, and the inserts
-    /// would wait on its first lines. 100 M keys into 119 MiB, the buffers kept across calls
-    /// (two alternating runs of seven builds, `partitioned_build_times` below, Zen 4,
-    /// 2026-11-24): on 2 threads the inserts took 1.14 ns per key (median; 1.07-1.34) against
-    /// 1.31 (1.23-2.01), the whole build 2.05-2.06 against 2.27-2.28; on one thread 3.76-3.85
-    /// against 4.23-4.34.
+    /// would wait on its first lines. 100 M keys into 119 MiB with the buffers kept: the whole
+    /// build about 1.1x faster with the hint, on one thread and on two (`cargo test --release
+    /// -p linebloom --lib partitioned_build_times -- --ignored --nocapture`).
     fn each_block(&self, range: usize, mut f: impl FnMut(&[u64])) {
         let pool: &[u64] = bytemuck::cast_slice(&self.pool);
         let full = &self.full[range];
@@ -326,10 +315,9 @@ impl BlockedBloom {
     /// in chunks of [`CHUNK_KEYS_PER_LINE`] keys per line, sorting them into `buffers` (grown
     /// where too small, kept for the caller). Returns `false`, having inserted nothing, where
     /// the partitions cannot be allocated. Never inlined: `insert_hashes` and
-    /// `par_insert_hashes` share this one compiled copy (inlined into `insert_hashes` with one
-    /// thread known, the same partitioned insert took 7.95 against 5.35 ns per key at 256 MiB
-    /// in one report, in `par_insert_hashes` on one thread; in another binary the two were
-    /// level: code placement, not the algorithm).
+    /// `par_insert_hashes` share this one compiled copy (inlined into a caller with one thread
+    /// known, the same partitioned insert can run about 1.5x slower in one binary and level in
+    /// another: code placement, not the algorithm).
     #[inline(never)]
     pub(super) fn insert_partitioned(
         &mut self,
@@ -427,13 +415,12 @@ impl BuildBuffers {
 
 /// The length of the chunks a batch of `keys` hashes into `lines` lines goes in: as few as
 /// hold at most [`CHUNK_KEYS_PER_LINE`] keys per line, all of one length (the last one
-/// possibly a little shorter), at least 1. Until 2026-11-24 every chunk but the last was
-/// full, and the last one, with whatever was left (6.4 M of 100 M keys into 119 MiB), cost
-/// more per key: its ranges' lines were read and written back for fewer keys each, and it was
-/// split among the threads by the full chunk's share, so one thread filled it alone. With
-/// equal chunks, each split evenly, 100 M keys into 119 MiB partitioned on 2 pinned threads
-/// took 3.55-3.81 ns per key against 4.01-5.15 (medians of 7; minima 2.44-2.88 against
-/// 2.82-3.16; three alternating pairs of runs of the test in `timing` below, a noisy host).
+/// possibly a little shorter), at least 1. Full chunks and a short last one would cost more per
+/// key: the last chunk's ranges' lines are read and written back for fewer keys each, and it
+/// is split among the threads by a full chunk's share, so one thread fills it alone. Equal
+/// chunks, each split evenly, make 100 M keys into 119 MiB on 2 pinned threads about 1.15x
+/// faster (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored
+/// --nocapture`).
 pub(super) fn chunk_len(keys: usize, lines: usize) -> usize {
     let most = chunk_keys(lines);
     keys.div_ceil(keys.div_ceil(most).max(1)).max(1)
@@ -663,8 +650,9 @@ mod tests {
 
 /// The partitioned build on one and two pinned threads beside input order and the scanning
 /// tasks, on any thread count (`par_insert_hashes` partitions only from [`MIN_THREADS`]):
-/// `cargo test --release --lib partitioned_build_times -- --ignored --nocapture` (100 M keys
-/// into 119 MiB, seven rounds, the ways taking turns to come first; `N=...` for other sizes).
+/// `cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture`
+/// (100 M keys into 119 MiB, seven rounds, the ways taking turns to come first; `N=...` for
+/// other sizes).
 /// Prints the median and range of ns per key for each.
 #[cfg(test)]
 mod timing {

@@ -11,9 +11,10 @@
 //! `(i + r) mod 8`, where `r` is 3 bits of the hash; so every word gets `k/8` bits rounded up or
 //! down, and for k < 8 the `8 - k` words it skips rotate with the key. In word `w` the first bit
 //! is the top 6 bits of `x * salt[w]` (mod 2^32) and the second (probes 8..16) that of
-//! `x * salt[w + 8]`, `x` the low 32 bits of the hash and `salt` 16 odd constants (the multiply-shift of the Parquet split-block filter, widened from 5 to
-//! 6 bits). The rotation uses bits 32..35 of the hash and the line index its high bits
-//! (`hash::reduce`), so the three are independent up to 2^29 lines (32 GiB of filter).
+//! `x * salt[w + 8]`, `x` the low 32 bits of the hash and `salt` 16 odd constants (the
+//! multiply-shift of the Parquet split-block filter, widened from 5 to 6 bits). The rotation
+//! uses bits 32..35 of the hash and the line index its high bits (`hash::reduce`), so the
+//! three are independent up to 2^29 lines (32 GiB of filter).
 //!
 //! Why this scheme (measured with `linebloom fpr` and `benches/lookup.rs`, see the README):
 //! - *one bit per 64-bit word, k = 8* (the split-block layout on 64-bit words) builds its mask in
@@ -184,19 +185,20 @@ const fn enable_table(slot_offset: usize, on: u64) -> [[Enable; 8]; 16] {
 /// caller guarantees the range; other values pick another row of the table, never panic).
 ///
 /// Built on 64-bit lanes: one 32-bit multiply gives both bit positions of every word, 64-bit
-/// variable shifts place them, and the rotation's enable pattern comes from a table. The first
-/// version computed the enable pattern with compares and placed bits with 32-bit shifts on
-/// paired lanes: 1.3-1.8x slower per in-L1 lookup for the same bits (measured in one run on
-/// a Zen 3 / AVX2 machine, where `wide` emulates unsigned compares with two instructions).
+/// variable shifts place them, and the rotation's enable pattern comes from a table. Computing
+/// the enable pattern with compares and placing bits with 32-bit shifts on paired lanes gives
+/// the same bits 1.3-1.8x slower per in-L1 lookup on AVX2, where `wide` emulates unsigned
+/// compares with two instructions (`cargo bench --bench lookup`).
 #[inline(always)]
 pub fn mask_for(hash: u64, hashes: u32) -> Mask {
     let prod = products(hash);
     let k = table_row(hashes);
     // The rotation `r` (hash bits 32..35) as the offset of its pattern in 64-bit words, `8 r`:
     // one shift and one AND, and the load's address scales it by 8 itself. Indexing
-    // `[Enable; 8]` by `r` instead costs a third instruction (the `* 64` of the index), 8 % of
-    // an in-cache lookup (1.21 -> 1.11 ns at 1 M keys, one run, Zen 5). The slice is always in
-    // bounds (`at <= 56`), so the `unwrap_or` and the bounds check compile away.
+    // `[Enable; 8]` by `r` instead costs a third instruction (the `* 64` of the index), about
+    // 1.09x on an in-cache lookup (`linebloom report --items 1000000 --filters blocked`). The
+    // slice is always in bounds (`at <= 56`), so the `unwrap_or` and the bounds check compile
+    // away.
     let at = ((hash >> 29) & 0x38) as usize;
     let enable = |table: &[[Enable; 8]; 16]| {
         let words: &[u64; 64] = bytemuck::cast_ref(&table[k]);
@@ -213,10 +215,10 @@ pub fn mask_for(hash: u64, hashes: u32) -> Mask {
     // More than 8: every word holds a first bit (that pattern is all ones, so no AND), and the
     // second bit is the pattern's 1 shifted into place (a 0 stays 0): two vector instructions
     // fewer per key than an AND with each pattern, and the OR and the lookup's `& !line` then
-    // fuse into one ternary-logic instruction. k = 9 lookups went from 1.09 to 0.88 ns in L1
-    // and 1.69 to 1.40 ns at 1 M keys (2 MB), inserts 1.05 to 0.95 (`linebloom report --quick
-    // --items 10000,250000,1000000 --filters blocked --bits-per-key 16`, alternating runs).
-    // For k < 8 the same form (`pattern << pos`, with a table of ones) was level with the AND.
+    // fuse into one ternary-logic instruction: k = 9 lookups about 1.2x faster in L1 and at
+    // 1 M keys, inserts about 1.1x (`linebloom report --quick --items 10000,250000,1000000
+    // --filters blocked --bits-per-key 16`). For k < 8 the same form (`pattern << pos`, with a
+    // table of ones) is level with the AND.
     let first = one << (prod >> 58);
     let second = enable(&ENABLE_SECOND) << ((prod >> 26) & u64x8::splat(63));
     Mask(bytemuck::cast(first | second))
@@ -231,15 +233,14 @@ fn products(hash: u64) -> u64x8 {
 
 /// [`mask_for`] for a lookup: the same bits, one step shorter for k = 8. With exactly 8 probes
 /// every word holds one whatever the rotation, so the enable pattern (all ones) is not applied.
-/// One-at-a-time misses with k = 8 (13 bits/key): 0.74-0.75 -> 0.71 ns at 16 KiB, 0.86-0.87
-/// -> 0.75 at 400 KiB, 1.20-1.22 -> 1.07-1.08 at 1.55 MiB; k = 6 and k = 9 level (`linebloom
-/// report --quick --items 10000,250000,1000000 --bits-per-key 10|13|16 --filters blocked`, two
-/// alternating runs each). Not used by:
-/// - inserts: skipping the pattern there made them faster in L1 and L2 (0.75 -> 0.67 ns at
-///   16 KiB) but slower past L2 (1.34-1.35 -> 1.52-1.59 at 1.55 MiB), for reasons not found;
-/// - the batched lookups: a second branch on k per key cost their loops 3-5 % at every k, and
-///   compiling them once per range of k (k < 8, k = 8, k > 8) made k <= 8 10-16 % faster but
-///   k = 9 8-20 % slower in every form tried.
+/// One-at-a-time misses with k = 8 (13 bits/key) run 1.05-1.15x faster for it from 16 KiB to
+/// 1.55 MiB, and k = 6 and k = 9 are level (`linebloom report --quick --items
+/// 10000,250000,1000000 --bits-per-key 10|13|16 --filters blocked`). Not used by:
+/// - inserts: skipping the pattern there makes them about 1.1x faster in L1 and L2 but about
+///   1.15x slower past L2, for reasons not found;
+/// - the portable batched lookups: a second branch on k per key costs their loops 3-5 % at
+///   every k, and compiling them once per range of k (k < 8, k = 8, k > 8) makes k <= 8 faster
+///   but k = 9 slower. (The AVX-512 loops of `batch_asm.rs` have a k = 8 form of their own.)
 #[inline(always)]
 pub fn lookup_mask_for(hash: u64, hashes: u32) -> Mask {
     if hashes == 8 {
@@ -254,11 +255,10 @@ impl Line {
 
     /// Sets the mask's bits: `line |= mask`.
     ///
-    /// Written as two 256-bit read-modify-writes: on Zen 5, one 512-bit load-OR-store per key
-    /// (with the insert's line index checked, which was faster for it) ran one-by-one inserts
-    /// at 1.40 ns per key at 1 M keys and 9.75 at 100 M, against 1.16-1.27 and 9.37 for the
-    /// halves with the unchecked index (`linebloom report`, alternating runs). Builds without
-    /// AVX-512 split the 512-bit operation the same way anyway.
+    /// Written as two 256-bit read-modify-writes: one-by-one inserts run about 1.15x faster at
+    /// 1 M keys than with one 512-bit load-OR-store per key, and level at 100 M (`linebloom
+    /// report --filters blocked`). Builds without AVX-512 split the 512-bit operation the same
+    /// way anyway.
     #[inline(always)]
     pub fn set(&mut self, mask: Mask) {
         let halves: &mut [[u32; 8]; 2] = bytemuck::cast_mut(&mut self.0);

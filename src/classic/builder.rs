@@ -1,0 +1,107 @@
+//! Sizing a classic filter: [`ClassicBloomBuilder`] (bits from a target FPR or a bits-per-key
+//! budget, the optimal number of probes unless fixed) and the check of a probe count. The
+//! storage and its paths are `mod.rs`'s; the formulas are [`crate::model`]'s.
+
+use super::{ClassicBloom, WORD_BITS};
+use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
+use crate::filter::Sizing;
+use crate::hash::DEFAULT_SEED;
+use crate::model::{self, CLASSIC_MAX_HASHES};
+
+/// Builds a [`ClassicBloom`] from an expected item count and a size (a target FPR or a number of
+/// bits per key), optionally fixing the number of probes and the hash seed.
+///
+/// ```
+/// use linebloom::ClassicBloom;
+///
+/// let filter = ClassicBloom::builder(1_000_000).bits_per_key(12.0).hashes(6).seed(7).build()?;
+/// assert_eq!((filter.num_bits(), filter.hashes(), filter.seed()), (12_000_000, 6, 7));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ClassicBloomBuilder {
+    items: usize,
+    size: Sizing,
+    hashes: Option<u32>,
+    seed: u64,
+}
+
+impl ClassicBloomBuilder {
+    /// The builder [`ClassicBloom::builder`] returns: 1 % FPR, the optimal k, the default seed.
+    pub(super) fn new(items: usize) -> Self {
+        ClassicBloomBuilder {
+            items,
+            size: Sizing::Fpr(0.01),
+            hashes: None,
+            seed: DEFAULT_SEED,
+        }
+    }
+
+    /// Size the filter for this false-positive rate (the default is 1 %).
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.size = Sizing::Fpr(fpr);
+        self
+    }
+
+    /// Size the filter at this many bits per expected item.
+    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
+        self.size = Sizing::BitsPerKey(bits_per_key);
+        self
+    }
+
+    /// Size the filter by either measure (what [`fpr`](Self::fpr) and
+    /// [`bits_per_key`](Self::bits_per_key) do).
+    pub fn sizing(mut self, sizing: Sizing) -> Self {
+        self.size = sizing;
+        self
+    }
+
+    /// Fix the number of probes per key (1..=64) instead of the model's optimum.
+    pub fn hashes(mut self, hashes: u32) -> Self {
+        self.hashes = Some(hashes);
+        self
+    }
+
+    /// Use this hash seed (default [`DEFAULT_SEED`]).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Builds the empty filter, or says which parameter is out of range.
+    pub fn build(self) -> Result<ClassicBloom> {
+        let items = self.items as u64;
+        check_items(items)?;
+        let bits_per_key = match self.size {
+            Sizing::Fpr(p) => model::classic_bits_per_key(p)?,
+            Sizing::BitsPerKey(b) => b,
+        };
+        check_bits_per_key(bits_per_key)?;
+        // The shared check for sizes that overflow or cannot be addressed; the filter itself is
+        // sized to the bit, not to whole words.
+        units_for(items, bits_per_key, WORD_BITS)?;
+        // At least 1, since items >= 1 and bits_per_key >= 1, and no more bits than the words
+        // `units_for` counted hold (it divides the same product by 64, which is exact).
+        let num_bits = (items as f64 * bits_per_key).ceil() as u64;
+        let hashes = self
+            .hashes
+            .unwrap_or_else(|| model::classic_optimal_hashes(bits_per_key));
+        check_hashes(hashes)?;
+        ClassicBloom::allocate(num_bits, hashes, self.seed).ok_or(Error::TooLarge {
+            items,
+            bits_per_key,
+        })
+    }
+}
+
+/// Checks a probe count: 1..=[`CLASSIC_MAX_HASHES`].
+pub(super) fn check_hashes(hashes: u32) -> Result<()> {
+    if !(1..=CLASSIC_MAX_HASHES).contains(&hashes) {
+        return Err(Error::InvalidHashes {
+            hashes,
+            min: 1,
+            max: CLASSIC_MAX_HASHES,
+        });
+    }
+    Ok(())
+}

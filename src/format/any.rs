@@ -1,0 +1,213 @@
+//! [`AnyFilter`], a filter of a kind known only once its bytes are read, and [`read_any`],
+//! which reads one. Every method delegates to the filter inside.
+
+use std::io::Write;
+
+use super::header::read_header;
+#[cfg(doc)]
+use crate::Error;
+use crate::error::Result;
+use crate::filter::{Filter, FilterKind, Sizing};
+use crate::hash::Key;
+use crate::{BlockedBloom, ClassicBloom, CuckooFilter};
+
+/// Reads a serialized filter of any kind: the CLI's way to open a file it knows nothing about.
+pub fn read_any(bytes: &[u8]) -> Result<AnyFilter> {
+    match read_header(bytes)?.kind() {
+        FilterKind::Blocked => BlockedBloom::from_bytes(bytes).map(AnyFilter::Blocked),
+        FilterKind::Classic => ClassicBloom::from_bytes(bytes).map(AnyFilter::Classic),
+        FilterKind::Cuckoo => CuckooFilter::from_bytes(bytes).map(AnyFilter::Cuckoo),
+    }
+}
+
+/// A filter of any kind: what [`read_any`] returns and the CLI works with. Implements
+/// [`Filter`] by delegating to the filter inside.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AnyFilter {
+    /// A register-blocked Bloom filter.
+    Blocked(BlockedBloom),
+    /// A classic Bloom filter.
+    Classic(ClassicBloom),
+    /// A cuckoo filter.
+    Cuckoo(CuckooFilter),
+}
+
+impl AnyFilter {
+    /// An empty filter of `kind` for `items` keys: `hashes` fixes the probes per key (Bloom
+    /// filters) or the fingerprint bits (cuckoo) instead of the sizing's choice.
+    pub fn new(
+        kind: FilterKind,
+        items: usize,
+        sizing: Sizing,
+        hashes: Option<u32>,
+        seed: u64,
+    ) -> Result<Self> {
+        Ok(match kind {
+            FilterKind::Blocked => {
+                let b = BlockedBloom::builder(items).seed(seed).sizing(sizing);
+                AnyFilter::Blocked(
+                    match hashes {
+                        Some(k) => b.hashes(k),
+                        None => b,
+                    }
+                    .build()?,
+                )
+            }
+            FilterKind::Classic => {
+                let b = ClassicBloom::builder(items).seed(seed).sizing(sizing);
+                AnyFilter::Classic(
+                    match hashes {
+                        Some(k) => b.hashes(k),
+                        None => b,
+                    }
+                    .build()?,
+                )
+            }
+            FilterKind::Cuckoo => {
+                let b = CuckooFilter::builder(items).seed(seed).sizing(sizing);
+                AnyFilter::Cuckoo(
+                    match hashes {
+                        Some(f) => b.fingerprint_bits(f),
+                        None => b,
+                    }
+                    .build()?,
+                )
+            }
+        })
+    }
+
+    /// Reads a serialized filter of any kind (the same as [`read_any`]).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        read_any(bytes)
+    }
+
+    /// The filter as a trait object.
+    pub fn as_filter(&self) -> &dyn Filter {
+        match self {
+            AnyFilter::Blocked(f) => f,
+            AnyFilter::Classic(f) => f,
+            AnyFilter::Cuckoo(f) => f,
+        }
+    }
+
+    /// The filter as a mutable trait object.
+    pub fn as_filter_mut(&mut self) -> &mut dyn Filter {
+        match self {
+            AnyFilter::Blocked(f) => f,
+            AnyFilter::Classic(f) => f,
+            AnyFilter::Cuckoo(f) => f,
+        }
+    }
+
+    /// Adds a key; only a cuckoo filter can fail ([`Error::Full`], having lost nothing).
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
+        let hash = key.hash_with_seed(self.seed());
+        self.as_filter_mut().insert_hash(hash)
+    }
+
+    /// Whether the key may have been inserted.
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.as_filter()
+            .contains_hash(key.hash_with_seed(self.seed()))
+    }
+
+    /// The serialized bytes ([`BlockedBloom::to_bytes`] and its siblings).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            AnyFilter::Blocked(f) => f.to_bytes(),
+            AnyFilter::Classic(f) => f.to_bytes(),
+            AnyFilter::Cuckoo(f) => f.to_bytes(),
+        }
+    }
+
+    /// Writes the serialized bytes to `out`, recording 0 items for the Bloom filters.
+    pub fn write_to(&self, out: impl Write) -> Result<()> {
+        self.write_to_with_items(0, out)
+    }
+
+    /// Writes the serialized bytes to `out`, recording `items` as the number of keys inserted
+    /// for the Bloom filters (which do not count them); a cuckoo filter records its own
+    /// [`len`](CuckooFilter::len) whatever `items` says.
+    pub fn write_to_with_items(&self, items: u64, out: impl Write) -> Result<()> {
+        match self {
+            AnyFilter::Blocked(f) => f.write_with_items(items, out),
+            AnyFilter::Classic(f) => f.write_with_items(items, out),
+            AnyFilter::Cuckoo(f) => f.write_to(out),
+        }
+    }
+
+    /// Share of the filter in use: set bits over all bits for the Bloom filters, occupied slots
+    /// over all slots (the load factor) for the cuckoo filter.
+    pub fn fill_ratio(&self) -> f64 {
+        match self {
+            AnyFilter::Blocked(f) => f.fill_ratio(),
+            AnyFilter::Classic(f) => f.fill_ratio(),
+            AnyFilter::Cuckoo(f) => f.load_factor(),
+        }
+    }
+
+    /// Distinct keys inserted, estimated from the fill for the Bloom filters (see
+    /// [`BlockedBloom::estimated_items`]); exact (stored fingerprints) for the cuckoo filter.
+    pub fn estimated_items(&self) -> f64 {
+        match self {
+            AnyFilter::Blocked(f) => f.estimated_items(),
+            AnyFilter::Classic(f) => f.estimated_items(),
+            AnyFilter::Cuckoo(f) => f.len() as f64,
+        }
+    }
+
+    /// The false-positive rate expected from the filter as it is now (see
+    /// [`BlockedBloom::current_fpr`]; for the cuckoo filter, the model at its current load).
+    pub fn current_fpr(&self) -> f64 {
+        match self {
+            AnyFilter::Blocked(f) => f.current_fpr(),
+            AnyFilter::Classic(f) => f.current_fpr(),
+            AnyFilter::Cuckoo(f) => f.expected_fpr(f.len() as u64),
+        }
+    }
+}
+
+impl From<BlockedBloom> for AnyFilter {
+    fn from(f: BlockedBloom) -> Self {
+        AnyFilter::Blocked(f)
+    }
+}
+
+impl From<ClassicBloom> for AnyFilter {
+    fn from(f: ClassicBloom) -> Self {
+        AnyFilter::Classic(f)
+    }
+}
+
+impl From<CuckooFilter> for AnyFilter {
+    fn from(f: CuckooFilter) -> Self {
+        AnyFilter::Cuckoo(f)
+    }
+}
+
+impl Filter for AnyFilter {
+    fn kind(&self) -> FilterKind {
+        self.as_filter().kind()
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        self.as_filter_mut().insert_hash(hash)
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.as_filter().contains_hash(hash)
+    }
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        self.as_filter().contains_hashes(hashes, out)
+    }
+    fn size_bytes(&self) -> usize {
+        self.as_filter().size_bytes()
+    }
+    fn hashes(&self) -> u32 {
+        self.as_filter().hashes()
+    }
+    fn seed(&self) -> u64 {
+        self.as_filter().seed()
+    }
+    fn expected_fpr(&self, items: u64) -> f64 {
+        self.as_filter().expected_fpr(items)
+    }
+}

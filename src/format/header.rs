@@ -1,0 +1,282 @@
+//! The header of a serialized filter: what [`Header`] and [`Shape`] record, how they are
+//! written, and the checks that turn a malformed header (or a whole filter, in `parse`) into
+//! [`Error::Corrupt`]. The payloads are `payload.rs`'s.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::{
+    CHECKSUM_LEN, HASH_SCHEME, HEADER_LEN, KIND_BLOCKED, KIND_CLASSIC, KIND_CUCKOO, MAGIC, VERSION,
+    check_range, corrupt, u16_at, u32_at, u64_at,
+};
+use crate::blocked::{Line, MAX_HASHES};
+use crate::cuckoo::{FINGERPRINT_WIDTHS, SLOTS_PER_BUCKET};
+use crate::error::Result;
+use crate::filter::FilterKind;
+use crate::model::CLASSIC_MAX_HASHES;
+#[cfg(doc)]
+use crate::{BlockedBloom, ClassicBloom, CuckooFilter};
+
+/// What a serialized filter's header says, checked for consistency but before the payload and
+/// the checksum are read. [`read_header`] returns it, so a storage engine can learn a filter
+/// block's kind and total length from its first 64 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The format version (1).
+    pub version: u16,
+    /// The hash scheme ([`HASH_SCHEME`]).
+    pub hash_scheme: u8,
+    /// The hash seed the filter was built with.
+    pub seed: u64,
+    /// Items inserted as the writer recorded them: 0 when not recorded (the Bloom filters'
+    /// `to_bytes`), the number of stored fingerprints for a cuckoo filter.
+    pub items: u64,
+    /// The kind and its parameters.
+    pub shape: Shape,
+    /// Payload bytes between the header and the checksum.
+    pub payload_len: u64,
+}
+
+/// A filter's kind and the parameters that fix its payload's size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A [`BlockedBloom`]: `lines` 64-byte lines, `hashes` probes per key.
+    Blocked { lines: u64, hashes: u32 },
+    /// A [`ClassicBloom`]: `bits` bits, `hashes` probes per key.
+    Classic { bits: u64, hashes: u32 },
+    /// A [`CuckooFilter`]: `buckets` buckets of four `fingerprint_bits`-bit slots.
+    Cuckoo { buckets: u64, fingerprint_bits: u32 },
+}
+
+impl Shape {
+    /// The filter kind.
+    pub fn kind(&self) -> FilterKind {
+        match self {
+            Shape::Blocked { .. } => FilterKind::Blocked,
+            Shape::Classic { .. } => FilterKind::Classic,
+            Shape::Cuckoo { .. } => FilterKind::Cuckoo,
+        }
+    }
+
+    /// The payload length these parameters imply, or why they are out of range.
+    fn payload_len(&self) -> Result<u64> {
+        let bytes = match *self {
+            Shape::Blocked { lines, hashes } => {
+                check_range("blocked probes per key", hashes, 1, MAX_HASHES)?;
+                if lines == 0 {
+                    return Err(corrupt("a blocked filter of zero lines"));
+                }
+                lines.checked_mul(std::mem::size_of::<Line>() as u64)
+            }
+            Shape::Classic { bits, hashes } => {
+                check_range("classic probes per key", hashes, 1, CLASSIC_MAX_HASHES)?;
+                if bits == 0 {
+                    return Err(corrupt("a classic filter of zero bits"));
+                }
+                bits.div_ceil(64).checked_mul(8)
+            }
+            Shape::Cuckoo {
+                buckets,
+                fingerprint_bits,
+            } => {
+                if !FINGERPRINT_WIDTHS.contains(&fingerprint_bits) {
+                    return Err(corrupt(format!(
+                        "cuckoo fingerprint bits {fingerprint_bits} (allowed: 8, 12 or 16)"
+                    )));
+                }
+                if buckets == 0 {
+                    return Err(corrupt("a cuckoo filter of zero buckets"));
+                }
+                buckets.checked_mul(u64::from(SLOTS_PER_BUCKET * fingerprint_bits / 8))
+            }
+        };
+        bytes.ok_or_else(|| corrupt(format!("{self:?} overflows a 64-bit byte count")))
+    }
+}
+
+impl Header {
+    /// The filter kind.
+    pub fn kind(&self) -> FilterKind {
+        self.shape.kind()
+    }
+
+    /// The serialized filter's total length: header, payload and checksum. For a header from
+    /// [`read_header`] it fits in a `usize`; one built by hand saturates at `usize::MAX`.
+    pub fn encoded_len(&self) -> usize {
+        usize::try_from(self.payload_len)
+            .unwrap_or(usize::MAX)
+            .saturating_add(HEADER_LEN + CHECKSUM_LEN)
+    }
+
+    pub(super) fn for_filter(shape: Shape, seed: u64, items: u64, payload_len: usize) -> Self {
+        Header {
+            version: VERSION,
+            hash_scheme: HASH_SCHEME,
+            seed,
+            items,
+            shape,
+            payload_len: payload_len as u64,
+        }
+    }
+
+    pub(super) fn to_bytes(self) -> [u8; HEADER_LEN] {
+        let (kind, size, param) = match self.shape {
+            Shape::Blocked { lines, hashes } => (KIND_BLOCKED, lines, hashes),
+            Shape::Classic { bits, hashes } => (KIND_CLASSIC, bits, hashes),
+            Shape::Cuckoo {
+                buckets,
+                fingerprint_bits,
+            } => (KIND_CUCKOO, buckets, fingerprint_bits),
+        };
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..10].copy_from_slice(&self.version.to_le_bytes());
+        h[10] = kind;
+        h[11] = self.hash_scheme;
+        h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        h[16..24].copy_from_slice(&self.seed.to_le_bytes());
+        h[24..32].copy_from_slice(&self.items.to_le_bytes());
+        h[32..40].copy_from_slice(&size.to_le_bytes());
+        h[40..44].copy_from_slice(&param.to_le_bytes());
+        // 44..48 flags and 48..56 victim stay zero.
+        h[56..64].copy_from_slice(&self.payload_len.to_le_bytes());
+        h
+    }
+}
+
+/// Reads and checks the 64-byte header at the start of `bytes` (the rest may be absent): magic,
+/// version, kind, hash scheme, reserved fields, and that the parameters are in range and agree
+/// with the payload length. Does not look at the payload or the checksum.
+pub fn read_header(bytes: &[u8]) -> Result<Header> {
+    let Some(h) = bytes.first_chunk::<HEADER_LEN>() else {
+        return Err(corrupt(format!(
+            "truncated: {} bytes, but the header alone is {HEADER_LEN}",
+            bytes.len()
+        )));
+    };
+    if h[0..8] != MAGIC {
+        return Err(corrupt(format!(
+            "wrong magic \"{}\" (expected \"{}\"): not a linebloom filter",
+            h[0..8].escape_ascii(),
+            MAGIC.escape_ascii()
+        )));
+    }
+    let version = u16_at(h, 8);
+    if version != VERSION {
+        return Err(corrupt(format!(
+            "unknown format version {version} (this build reads version {VERSION})"
+        )));
+    }
+    let hash_scheme = h[11];
+    if hash_scheme == 1 && h[10] != KIND_BLOCKED {
+        return Err(corrupt(
+            "hash scheme 1: a classic or cuckoo filter written by an older linebloom, which \
+             placed a hash differently for these kinds; rebuild it from its keys"
+                .to_string(),
+        ));
+    }
+    if hash_scheme != HASH_SCHEME && hash_scheme != 1 {
+        return Err(corrupt(format!(
+            "unknown hash scheme {hash_scheme} (this build knows schemes 1 and {HASH_SCHEME})"
+        )));
+    }
+    let header_len = u32_at(h, 12);
+    if header_len as usize != HEADER_LEN {
+        return Err(corrupt(format!(
+            "header length {header_len} (version {VERSION} headers are {HEADER_LEN} bytes)"
+        )));
+    }
+    let (flags, victim) = (u32_at(h, 44), u64_at(h, 48));
+    if flags != 0 || victim != 0 {
+        return Err(corrupt(format!(
+            "reserved fields are set (flags {flags:#x}, victim {victim:#x}; both must be 0)"
+        )));
+    }
+    let (size, param) = (u64_at(h, 32), u32_at(h, 40));
+    let shape = match h[10] {
+        KIND_BLOCKED => Shape::Blocked {
+            lines: size,
+            hashes: param,
+        },
+        KIND_CLASSIC => Shape::Classic {
+            bits: size,
+            hashes: param,
+        },
+        KIND_CUCKOO => Shape::Cuckoo {
+            buckets: size,
+            fingerprint_bits: param,
+        },
+        other => {
+            return Err(corrupt(format!(
+                "unknown filter kind {other} (1 blocked, 2 classic, 3 cuckoo)"
+            )));
+        }
+    };
+    let payload_len = u64_at(h, 56);
+    let expected = shape.payload_len()?;
+    if payload_len != expected {
+        return Err(corrupt(format!(
+            "payload length {payload_len} does not match {shape:?} ({expected} bytes)"
+        )));
+    }
+    let fits = payload_len
+        .checked_add((HEADER_LEN + CHECKSUM_LEN) as u64)
+        .is_some_and(|total| usize::try_from(total).is_ok_and(|t| t <= isize::MAX as usize));
+    if !fits {
+        return Err(corrupt(format!(
+            "a payload of {payload_len} bytes cannot be addressed on this machine"
+        )));
+    }
+    Ok(Header {
+        version,
+        hash_scheme,
+        seed: u64_at(h, 16),
+        items: u64_at(h, 24),
+        shape,
+        payload_len,
+    })
+}
+
+/// Checks a whole serialized filter (header, exact length, checksum) and returns its header and
+/// payload; `kind` (if given) must match. The one entry point of every reader, the zero-copy
+/// view's included.
+pub(crate) fn parse(bytes: &[u8], kind: Option<FilterKind>) -> Result<(Header, &[u8])> {
+    let minimum = HEADER_LEN + CHECKSUM_LEN;
+    if bytes.len() < minimum {
+        return Err(corrupt(format!(
+            "truncated: {} bytes, but a filter is at least {minimum} \
+             ({HEADER_LEN}-byte header and {CHECKSUM_LEN}-byte checksum)",
+            bytes.len()
+        )));
+    }
+    let header = read_header(bytes)?;
+    if let Some(kind) = kind
+        && header.kind() != kind
+    {
+        return Err(corrupt(format!(
+            "the bytes hold a {} filter, not a {kind} one",
+            header.kind()
+        )));
+    }
+    let total = header.encoded_len();
+    if bytes.len() < total {
+        return Err(corrupt(format!(
+            "truncated: the header describes {total} bytes, only {} are present",
+            bytes.len()
+        )));
+    }
+    if bytes.len() > total {
+        return Err(corrupt(format!(
+            "{} bytes follow the checksum of this {total}-byte filter (length mismatch)",
+            bytes.len() - total
+        )));
+    }
+    let body_end = total - CHECKSUM_LEN;
+    let stored = u64_at(bytes, body_end);
+    let computed = xxh3_64(&bytes[..body_end]);
+    if stored != computed {
+        return Err(corrupt(format!(
+            "checksum mismatch (stored {stored:#018x}, computed {computed:#018x})"
+        )));
+    }
+    Ok((header, &bytes[HEADER_LEN..body_end]))
+}
