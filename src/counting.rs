@@ -104,7 +104,7 @@ pub fn counting_bits_per_key(fpr: f64) -> Result<f64> {
     if best(hi) > fpr {
         return Err(Error::InvalidParameter {
             name: "fpr",
-            value: format!("{fpr:e}"),
+            value: crate::error::Readable(fpr).to_string(),
             allowed: "a rate a counting blocked filter reaches (at least about 1e-7)",
         });
     }

@@ -83,9 +83,7 @@ fn main() {
             stored += 1;
         }
     }
-    let (miss_ns, fp) = ns_per(PROBES, || {
-        probes.iter().filter(|&&h| g.contains(h)).count()
-    });
+    let (miss_ns, fp) = ns_per(PROBES, || probes.iter().filter(|&&h| g.contains(h)).count());
     println!(
         "| growable-bloom-filter | 0.85 (x2) | | | {:.3} % | | {miss_ns:.1} | |",
         fp as f64 / PROBES as f64 * 100.0

@@ -345,3 +345,11 @@ fn stats_of_empty_and_implausible_filters_read_sensibly() {
     assert!(json.get("model_fpr_at_recorded_items").is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+#[test]
+fn errors_print_numbers_readably() {
+    let o = run(linebloom().args([
+        "fpr", "--filter", "blocked", "--items", "10", "--fpr", "1e-300",
+    ]));
+    assert_usage_failure(&o, "1e-300");
+    assert!(stderr(&o).len() < 300, "{}", stderr(&o));
+}
