@@ -134,7 +134,7 @@ const fn interleaved() -> u32x16 {
     u32x16::new(out)
 }
 
-/// The tables of the hand-written loops of `batch_asm.rs`, as memory they can address.
+/// The tables of the hand-written loops of `batch_asm/`, as memory they can address.
 #[cfg(all(
     target_arch = "x86_64",
     target_feature = "avx512f",
@@ -263,7 +263,7 @@ fn products(hash: u64) -> u64x8 {
 ///   1.15x slower past L2, for reasons not found;
 /// - the portable batched lookups: a second branch on k per key costs their loops 3-5 % at
 ///   every k, and compiling them once per range of k (k < 8, k = 8, k > 8) makes k <= 8 faster
-///   but k = 9 slower. (The AVX-512 loops of `batch_asm.rs` have a k = 8 form of their own.)
+///   but k = 9 slower. (The AVX-512 loops of `batch_asm/` have a k = 8 form of their own.)
 #[inline(always)]
 pub fn lookup_mask_for(hash: u64, hashes: u32) -> Mask {
     if hashes == 8 {
