@@ -43,7 +43,7 @@
 //!   instead of a flag-to-register count.
 //!
 //! Then the same keys inserted: one at a time with `crate insert_hash` and in one batch with
-//! `crate insert_hashes` (which in cache runs the loop of `src/blocked/batch_asm.rs`), both on
+//! `crate insert_hashes` (which in cache runs the loop of `src/blocked/batch_asm/`), both on
 //! a copy of the filter, and with the loops in assembly on a copy of its lines: `ours` (the
 //! mask with its enable pattern,
 //! written as two 256-bit read-modify-writes, as `Line::set` does), without the rotation,
@@ -656,7 +656,7 @@ mod kernels {
                 probes.iter().filter(|&&h| eight.contains_hash(h)).count() as u64
             });
             println!("{size:>10} {:>24} {ns:>8.3} {count:>9}", "crate, k = 8");
-            // The batched lookup of both (in AVX-512 builds, `src/blocked/batch_asm.rs`).
+            // The batched lookup of both (in AVX-512 builds, `src/blocked/batch_asm/`).
             for (name, f) in [("crate batched", &filter), ("crate batched, k = 8", &eight)] {
                 let (ns, count) = best(&probes, || f.count_contained_hashes(&probes) as u64);
                 println!("{size:>10} {name:>24} {ns:>8.3} {count:>9}");
@@ -702,7 +702,7 @@ mod kernels {
                 0
             });
             println!("{size:>10} {:>24} {ns:>8.3}", "crate insert_hash");
-            // The same keys in one batch (in AVX-512 builds, `src/blocked/batch_asm.rs`).
+            // The same keys in one batch (in AVX-512 builds, `src/blocked/batch_asm/`).
             let mut copy = filter.clone();
             let (ns, _) = best(&probes, || {
                 copy.insert_hashes(&probes);

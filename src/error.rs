@@ -4,6 +4,18 @@
 use std::fmt;
 
 /// Everything that can go wrong when building, filling, or reading a filter.
+///
+/// ```
+/// use linebloom::{BlockedBloom, Error};
+///
+/// let err = BlockedBloom::with_fpr(1_000, 1.5).unwrap_err();
+/// assert_eq!(err, Error::InvalidFpr(1.5));
+/// assert_eq!(
+///     err.to_string(),
+///     "false-positive rate must be in the open interval (0, 1) (got 1.5)"
+/// );
+/// assert!(matches!(BlockedBloom::from_bytes(b"not a filter"), Err(Error::Corrupt(_))));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
     /// The expected number of items was zero.
@@ -13,13 +25,28 @@ pub enum Error {
     /// A bits-per-key value that is NaN, infinite, below 1 or above the supported maximum.
     InvalidBitsPerKey(f64),
     /// A number of hash functions (probes) outside what the filter supports.
-    InvalidHashes { hashes: u32, min: u32, max: u32 },
+    InvalidHashes {
+        /// The number asked for.
+        hashes: u32,
+        /// The fewest the filter supports.
+        min: u32,
+        /// The most the filter supports.
+        max: u32,
+    },
     /// The requested filter would need more memory than this process can address.
-    TooLarge { items: u64, bits_per_key: f64 },
+    TooLarge {
+        /// The expected number of items.
+        items: u64,
+        /// The bits per key asked for.
+        bits_per_key: f64,
+    },
     /// A parameter of some other kind was out of range (name, value, allowed range).
     InvalidParameter {
+        /// The parameter's name.
         name: &'static str,
+        /// The value given, as text.
         value: String,
+        /// What the parameter allows.
         allowed: &'static str,
     },
     /// The cuckoo filter could not place an item; nothing that was inserted before was lost.
@@ -33,6 +60,13 @@ pub enum Error {
 }
 
 /// Shorthand for `std::result::Result<T, linebloom::Error>`.
+///
+/// ```
+/// fn build() -> linebloom::Result<linebloom::BlockedBloom> {
+///     linebloom::BlockedBloom::with_fpr(1_000, 0.01)
+/// }
+/// assert!(build().is_ok());
+/// ```
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// The largest bits/key the constructors accept. Beyond this a Bloom filter is the wrong tool

@@ -5,6 +5,16 @@
 use crate::error::{Error, Result};
 
 /// Which filter layout.
+///
+/// ```
+/// use linebloom::FilterKind;
+///
+/// let kind: FilterKind = "cuckoo".parse()?;
+/// assert_eq!(kind, FilterKind::Cuckoo);
+/// assert_eq!(kind.to_string(), "cuckoo");
+/// assert!("bloom".parse::<FilterKind>().is_err());
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FilterKind {
     /// [`crate::BlockedBloom`]: one cache line per key.
@@ -52,6 +62,21 @@ impl std::str::FromStr for FilterKind {
 }
 
 /// What every filter in the crate offers at the hash level.
+///
+/// ```
+/// use linebloom::{BlockedBloom, ClassicBloom, CuckooFilter, Filter};
+///
+/// let mut filters: Vec<Box<dyn Filter>> = vec![
+///     Box::new(BlockedBloom::with_fpr(1_000, 0.01)?),
+///     Box::new(ClassicBloom::with_fpr(1_000, 0.01)?),
+///     Box::new(CuckooFilter::with_fpr(1_000, 0.01)?),
+/// ];
+/// for filter in &mut filters {
+///     filter.insert_hash(42)?;
+///     assert!(filter.contains_hash(42), "{}", filter.kind());
+/// }
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 pub trait Filter: Send + Sync {
     /// The layout.
     fn kind(&self) -> FilterKind;
@@ -101,6 +126,17 @@ impl Filter for crate::BlockedBloom {
 }
 
 /// How big a filter should be: a target FPR or a number of bits per key.
+///
+/// ```
+/// use linebloom::BlockedBloom;
+/// use linebloom::filter::Sizing;
+///
+/// let by_rate = BlockedBloom::builder(1_000).sizing(Sizing::Fpr(0.01)).build()?;
+/// let by_bits = BlockedBloom::builder(1_000).sizing(Sizing::BitsPerKey(10.0)).build()?;
+/// assert!(by_rate.expected_fpr(1_000) <= 0.0101);
+/// assert!(by_bits.size_bytes() * 8 >= 10 * 1_000);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Sizing {
     /// Size for this false-positive rate.

@@ -51,6 +51,19 @@ pub fn random_seed() -> u64 {
 }
 
 /// A key that a filter can hash. Implemented for byte-like types and all primitive integers.
+///
+/// ```
+/// use linebloom::{BlockedBloom, Key};
+///
+/// // Integers hash as their little-endian bytes, strings as their UTF-8 bytes.
+/// assert_eq!(7u32.hash_with_seed(1), [7u8, 0, 0, 0].hash_with_seed(1));
+/// assert_eq!("ab".hash_with_seed(1), b"ab".hash_with_seed(1));
+///
+/// let mut filter = BlockedBloom::with_fpr(100, 0.01)?;
+/// filter.insert_hash("ab".hash_with_seed(filter.seed()));
+/// assert!(filter.contains("ab"));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 pub trait Key {
     /// The 64-bit hash of this key under `seed`.
     fn hash_with_seed(&self, seed: u64) -> u64;
@@ -138,6 +151,15 @@ integer_key!(
 /// (see `crate::classic` for what it does under [`reduce`]: next to nothing). Yields
 /// `h1 + i*h2 + (i^3 - i)/6` for i = 0, 1, ...
 /// with `h1` the hash and `h2` its two 32-bit halves swapped ([`DoubleHash::second`]).
+///
+/// ```
+/// use linebloom::hash::DoubleHash;
+///
+/// let probes: Vec<u64> = DoubleHash::new(0x1234).take(3).collect();
+/// let h2 = DoubleHash::second(0x1234);
+/// assert_eq!(probes[0], 0x1234);
+/// assert_eq!(probes[1], 0x1234u64.wrapping_add(h2));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct DoubleHash {
     h1: u64,

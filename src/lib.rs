@@ -18,11 +18,15 @@
 //! Keys are hashed with xxh3-64 and a per-filter seed ([`hash`]); engines that already hashed
 //! use the `*_hash` methods. Sizing and FPR formulas live in [`model`].
 //!
-//! To build a large blocked filter, give [`BlockedBloom::insert_hashes`] or
-//! [`BlockedBloom::par_insert_hashes`] all its keys at once: a batch of at least 4 keys per line
-//! into a filter of 32 MiB or more is first sorted by range of lines (the partitioned insert),
-//! about twice as fast per thread as the same keys in input order, for temporary memory of up
-//! to the filter's size.
+//! To build a large blocked filter, give [`BlockedBloom::par_insert_hashes`] all its keys at
+//! once (or, building one filter after another, [`BlockedBloom::par_insert_hashes_with`] with
+//! kept [`BuildBuffers`]; or [`BlockedBloom::par_fill`] for keys that come in pieces): on enough
+//! threads a batch of at least 4 keys per line into a filter of 32 MiB or more is first sorted
+//! by range of lines (the partitioned insert), so each line comes from memory once per chunk
+//! instead of once per key. 100 M keys into 119 MiB on 2 threads with kept buffers build about
+//! 1.85x faster than in input order on one thread (`cargo test --release -p linebloom --lib
+//! partitioned_build_times -- --ignored --nocapture`), for temporary memory of up to twice the
+//! filter's size.
 //!
 //! ```
 //! use linebloom::BlockedBloom;
@@ -47,6 +51,8 @@
 //! assert!(cuckoo.remove("k"));
 //! # Ok::<(), linebloom::Error>(())
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod blocked;
 pub mod classic;

@@ -6,7 +6,7 @@
 //! few keys before its use) before testing each key, so that many misses are in flight
 //! whatever a lookup costs in instructions; on filters of up to [`CACHED_BYTES`] they run the
 //! plain loop, which is faster there. Lookups in AVX-512
-//! builds run the hand-written loops of `batch_asm.rs` instead, prefetching likewise, and so
+//! builds run the hand-written loops of `batch_asm/` instead, prefetching likewise, and so
 //! do inserts into filters of up to [`CACHED_BYTES`].
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
@@ -58,7 +58,7 @@ impl BlockedBloom {
 
     /// Inserts many pre-hashed keys on this thread; in a filter of more than 2 MiB, prefetching
     /// lines ahead as the batched lookups do, and up to 2 MiB, in AVX-512 builds, with a loop
-    /// in assembly (`batch_asm.rs`: about 1.2x faster than a loop of
+    /// in assembly (`batch_asm/`: about 1.2x faster than a loop of
     /// [`insert_hash`](Self::insert_hash) at 12 KiB and 305 KiB, `cargo run --release --example
     /// lookup_kernels`). Takes no memory of its own. It keeps the input order: with the
     /// prefetches into L2, that is faster on one thread than sorting the batch by range of lines

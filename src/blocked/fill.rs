@@ -18,8 +18,20 @@
 use super::BlockedBloom;
 use super::partition::{self, BuildBuffers};
 
-/// A filter being filled piece by piece: see the module docs and
-/// [`BlockedBloom::par_fill`].
+/// A filter being filled piece by piece: see [`BlockedBloom::par_fill`].
+///
+/// ```
+/// use linebloom::{BlockedBloom, BuildBuffers};
+///
+/// let mut filter = BlockedBloom::with_fpr(1_000, 0.01)?;
+/// let mut buffers = BuildBuffers::new();
+/// let mut fill = filter.par_fill(1_000, &mut buffers);
+/// fill.push(&[1, 2, 3]);
+/// fill.push(&[4, 5]);
+/// fill.finish();
+/// assert!([1, 2, 3, 4, 5].iter().all(|&h| filter.contains_hash(h)));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 #[must_use = "a fill inserts nothing until it is given pieces"]
 pub struct ParFill<'a> {
     filter: &'a mut BlockedBloom,

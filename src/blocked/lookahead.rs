@@ -1,8 +1,8 @@
 //! How far the batched paths look ahead, and the filter size below which they do not.
 //!
 //! Both the portable batched loops (`batch.rs`) and the hand-written AVX-512 ones
-//! (`batch_asm.rs`) follow these two figures. They live here, apart from either loop, so that
-//! `batch.rs` calls `batch_asm.rs` and neither imports the other's constants: data flows one
+//! (`batch_asm/`) follow these two figures. They live here, apart from either loop, so that
+//! `batch.rs` calls `batch_asm/` and neither imports the other's constants: data flows one
 //! way. It owns no code, only the measured choices.
 
 /// How many keys ahead the batched paths prefetch into L2: the misses they keep in flight; each

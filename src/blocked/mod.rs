@@ -7,7 +7,7 @@
 //! the one, and [`crate::model::blocked_fpr`] for its exact FPR model).
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
-//! batched (prefetching) lookups and the rayon bulk insert (`batch_asm.rs` the hand-written
+//! batched (prefetching) lookups and the rayon bulk insert (`batch_asm/` the hand-written
 //! AVX-512 loops of the batched lookups and of in-cache batched inserts, `lookahead.rs` the
 //! prefetch distance both follow, `partition.rs` the partitioned insert of large batches),
 //! `atomic.rs` the `&self`-insert variant, `view.rs` the zero-copy view over serialized bytes,

@@ -41,6 +41,19 @@ pub const MAX_HASHES: u32 = 16;
 
 /// One cache line of the filter: 512 bits, 64-byte aligned, so a key's probes touch exactly one
 /// line. The alignment is part of the type, so a `&[Line]` is always a run of whole cache lines.
+///
+/// ```
+/// use linebloom::blocked::Line;
+/// use linebloom::blocked::simd::mask_for;
+///
+/// let mut line = Line::ZERO;
+/// let mask = mask_for(linebloom::hash::mix64(42), 7);
+/// assert!(!line.test(mask));
+/// line.set(mask);
+/// assert!(line.test(mask));
+/// assert_eq!(line.count_ones(), 7);
+/// assert_eq!(std::mem::align_of::<Line>(), 64);
+/// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(64))]
 pub struct Line(pub [u32; 16]);
@@ -56,6 +69,16 @@ impl std::fmt::Debug for Line {
 }
 
 /// The bits one key sets in its line.
+///
+/// ```
+/// use linebloom::blocked::simd::{lookup_mask_for, mask_for};
+///
+/// let hash = linebloom::hash::mix64(42);
+/// let mask = mask_for(hash, 6);
+/// assert_eq!(mask.to_line().count_ones(), 6);
+/// // Lookups may take the shorter form of the same bits.
+/// assert_eq!(lookup_mask_for(hash, 6), mask);
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Mask(u32x16);
 
@@ -111,7 +134,7 @@ const fn interleaved() -> u32x16 {
     u32x16::new(out)
 }
 
-/// The tables of the hand-written loops of `batch_asm.rs`, as memory they can address.
+/// The tables of the hand-written loops of `batch_asm/`, as memory they can address.
 #[cfg(all(
     target_arch = "x86_64",
     target_feature = "avx512f",
@@ -240,7 +263,7 @@ fn products(hash: u64) -> u64x8 {
 ///   1.15x slower past L2, for reasons not found;
 /// - the portable batched lookups: a second branch on k per key costs their loops 3-5 % at
 ///   every k, and compiling them once per range of k (k < 8, k = 8, k > 8) makes k <= 8 faster
-///   but k = 9 slower. (The AVX-512 loops of `batch_asm.rs` have a k = 8 form of their own.)
+///   but k = 9 slower. (The AVX-512 loops of `batch_asm/` have a k = 8 form of their own.)
 #[inline(always)]
 pub fn lookup_mask_for(hash: u64, hashes: u32) -> Mask {
     if hashes == 8 {

@@ -159,6 +159,17 @@ macro_rules! by_width {
 
 /// A cuckoo filter: fingerprints in 4-slot buckets, with delete. See the [module docs](self) for
 /// the layout, the alternate index and the no-loss eviction.
+///
+/// ```
+/// use linebloom::CuckooFilter;
+///
+/// let mut filter = CuckooFilter::with_fpr(1_000, 0.001)?;
+/// filter.insert("apple")?;
+/// assert!(filter.contains("apple"));
+/// assert!(filter.remove("apple"));
+/// assert!(filter.is_empty() && !filter.contains("apple"));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct CuckooFilter {
     /// The buckets as bytes (bucket `b` at `b * bucket_bytes`), held in the blocked engine's

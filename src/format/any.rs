@@ -22,6 +22,19 @@ pub fn read_any(bytes: &[u8]) -> Result<AnyFilter> {
 
 /// A filter of any kind: what [`read_any`] returns and the CLI works with. Implements
 /// [`Filter`] by delegating to the filter inside.
+///
+/// ```
+/// use linebloom::{AnyFilter, CuckooFilter, Filter, FilterKind};
+///
+/// let mut cuckoo = CuckooFilter::with_fpr(1_000, 0.01)?;
+/// cuckoo.insert("k")?;
+/// let bytes = cuckoo.to_bytes();
+/// // A reader that does not know the kind:
+/// let any = AnyFilter::from_bytes(&bytes)?;
+/// assert_eq!(any.kind(), FilterKind::Cuckoo);
+/// assert!(any.contains("k"));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AnyFilter {
     /// A register-blocked Bloom filter.

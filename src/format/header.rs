@@ -19,6 +19,17 @@ use crate::{BlockedBloom, ClassicBloom, CuckooFilter};
 /// What a serialized filter's header says, checked for consistency but before the payload and
 /// the checksum are read. [`read_header`] returns it, so a storage engine can learn a filter
 /// block's kind and total length from its first 64 bytes.
+///
+/// ```
+/// use linebloom::format::{HEADER_LEN, read_header};
+/// use linebloom::{BlockedBloom, FilterKind};
+///
+/// let bytes = BlockedBloom::with_fpr(1_000, 0.01)?.to_bytes();
+/// let header = read_header(&bytes[..HEADER_LEN])?;
+/// assert_eq!(header.kind(), FilterKind::Blocked);
+/// assert_eq!(header.encoded_len(), bytes.len());
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
     /// The format version (1).
@@ -37,14 +48,38 @@ pub struct Header {
 }
 
 /// A filter's kind and the parameters that fix its payload's size.
+///
+/// ```
+/// use linebloom::ClassicBloom;
+/// use linebloom::format::{Shape, read_header};
+///
+/// let bytes = ClassicBloom::with_bits(1_000, 7, 0)?.to_bytes();
+/// assert_eq!(read_header(&bytes)?.shape, Shape::Classic { bits: 1_000, hashes: 7 });
+/// # Ok::<(), linebloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
     /// A [`BlockedBloom`]: `lines` 64-byte lines, `hashes` probes per key.
-    Blocked { lines: u64, hashes: u32 },
+    Blocked {
+        /// The number of 64-byte lines.
+        lines: u64,
+        /// Probes per key.
+        hashes: u32,
+    },
     /// A [`ClassicBloom`]: `bits` bits, `hashes` probes per key.
-    Classic { bits: u64, hashes: u32 },
+    Classic {
+        /// The number of bits, `m`.
+        bits: u64,
+        /// Probes per key.
+        hashes: u32,
+    },
     /// A [`CuckooFilter`]: `buckets` buckets of four `fingerprint_bits`-bit slots.
-    Cuckoo { buckets: u64, fingerprint_bits: u32 },
+    Cuckoo {
+        /// The number of buckets.
+        buckets: u64,
+        /// Bits per fingerprint: 8, 12 or 16.
+        fingerprint_bits: u32,
+    },
 }
 
 impl Shape {

@@ -1,0 +1,187 @@
+//! Tests of the AVX-512 loops against the portable path, key by key: answers, counts and
+//! inserted bits for every k, many line counts and batch lengths, hits and misses, extreme
+//! hashes. Where the loops do not compile, they check that every call says so (`None`,
+//! `false`) and writes nothing, so the callers run the portable loops.
+
+use super::super::line_for;
+use super::super::simd::mask_for;
+use super::*;
+use crate::hash::mix64;
+
+/// Lines of random bits, dense enough that about half of all tests pass.
+fn random_lines(n: usize, seed: u64) -> Vec<Line> {
+    (0..n as u64)
+        .map(|i| {
+            Line(std::array::from_fn(|w| {
+                let x = mix64(seed ^ (i * 16 + w as u64));
+                (x | (x >> 32)) as u32 | mix64(x) as u32
+            }))
+        })
+        .collect()
+}
+
+#[test]
+fn answers_as_the_portable_test_for_every_k_length_and_line_count() {
+    for n in [1usize, 2, 3, 7, 64, 1000] {
+        let lines = random_lines(n, n as u64);
+        for (k, ahead) in (1..=16u32).flat_map(|k| [(k, false), (k, true)]) {
+            // Batches shorter than, around and past the prefetch distance (256).
+            for len in [0usize, 1, 3, 4, 5, 8, 31, 255, 256, 257, 259, 260, 1001] {
+                let hashes: Vec<u64> = (0..len as u64)
+                    .map(|i| mix64(i ^ (k as u64) << 40))
+                    .collect();
+                let want: Vec<bool> = hashes
+                    .iter()
+                    .map(|&h| line_for(&lines, h).test(mask_for(h, k)))
+                    .collect();
+                // Starts `true` everywhere, so a byte the loop skips shows.
+                let mut got = vec![true; len];
+                if contains(&lines, k, &hashes, &mut got, ahead) {
+                    assert_eq!(got, want, "n {n} k {k} len {len} ahead {ahead}");
+                }
+                if let Some(found) = count(&lines, k, &hashes, ahead) {
+                    let expected = want.iter().filter(|&&b| b).count();
+                    assert_eq!(found, expected, "n {n} k {k} len {len} ahead {ahead}");
+                }
+                // The path applies exactly where it should.
+                let applies = cfg!(all(
+                    target_arch = "x86_64",
+                    target_feature = "avx512f",
+                    target_feature = "bmi2"
+                ));
+                assert_eq!(count(&lines, k, &hashes, ahead).is_some(), applies);
+            }
+        }
+    }
+}
+
+/// `lines` after inserting `hashes` one at a time with the portable code.
+fn inserted_one_by_one(lines: &[Line], k: u32, hashes: &[u64]) -> Vec<Line> {
+    let mut want = lines.to_vec();
+    for &h in hashes {
+        if let Some(line) = super::super::line_for_mut(&mut want, h) {
+            line.set(mask_for(h, k));
+        }
+    }
+    want
+}
+
+#[test]
+fn inserts_set_the_bits_of_one_by_one_inserts() {
+    for n in [1usize, 2, 3, 7, 64, 1000] {
+        for k in 1..=16u32 {
+            // Lines part set (the insert ORs into what is there) and batches of every
+            // remainder by four, one line hit many times (n = 1) and few.
+            for len in [0usize, 1, 3, 4, 5, 8, 31, 255, 1001] {
+                let lines = random_lines(n, n as u64 ^ 77)
+                    .iter()
+                    .map(|l| Line(l.0.map(|w| w & 0x0f0f_0f0f)))
+                    .collect::<Vec<Line>>();
+                let hashes: Vec<u64> = (0..len as u64)
+                    .map(|i| mix64(i ^ (k as u64) << 44))
+                    .collect();
+                let want = inserted_one_by_one(&lines, k, &hashes);
+                let mut got = lines.clone();
+                if insert(&mut got, k, &hashes) {
+                    assert_eq!(got, want, "n {n} k {k} len {len}");
+                } else {
+                    assert_eq!(got, lines, "nothing written when the path does not apply");
+                }
+                let applies = cfg!(all(
+                    target_arch = "x86_64",
+                    target_feature = "avx512f",
+                    target_feature = "bmi2"
+                ));
+                assert_eq!(insert(&mut lines.clone(), k, &hashes), applies);
+            }
+        }
+    }
+    assert!(!insert(&mut [], 6, &[1, 2, 3, 4]));
+    assert!(!insert(&mut random_lines(3, 1), 0, &[1, 2, 3, 4]));
+}
+
+/// Where the loops compile: a filter filled by the portable one-by-one insert answers the
+/// keys it holds (hits) and keys it never saw (misses) through the loops exactly as through
+/// the portable test, key by key, with and without prefetching; and the loops' insert of
+/// the same keys sets the same bits. Line counts from 1 to past `CACHED_BYTES` (2 MiB).
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "avx512f",
+    target_feature = "bmi2"
+))]
+#[test]
+fn filters_of_inserted_keys_answer_as_the_portable_path() {
+    for n in [1usize, 5, 300, 4099, 40_000] {
+        for k in 1..=16u32 {
+            let keys = n * 4;
+            let inserted: Vec<u64> = (0..keys as u64)
+                .map(|i| mix64(i ^ (k as u64) << 48))
+                .collect();
+            let empty = vec![Line::ZERO; n];
+            let portable = inserted_one_by_one(&empty, k, &inserted);
+            let mut looped = empty.clone();
+            assert!(insert(&mut looped, k, &inserted), "n {n} k {k}");
+            assert_eq!(looped, portable, "n {n} k {k}");
+            let misses = (0..keys as u64).map(|i| mix64(!i ^ (k as u64) << 52));
+            let probe: Vec<u64> = inserted.iter().copied().chain(misses).collect();
+            let want: Vec<bool> = probe
+                .iter()
+                .map(|&h| line_for(&portable, h).test(mask_for(h, k)))
+                .collect();
+            assert!(
+                want[..keys].iter().all(|&b| b),
+                "n {n} k {k}: a false negative"
+            );
+            let found = want.iter().filter(|&&b| b).count();
+            for ahead in [false, true] {
+                // Both starting values, so that a byte the loop skips shows either way.
+                for start in [false, true] {
+                    let mut got = vec![start; probe.len()];
+                    assert!(contains(&portable, k, &probe, &mut got, ahead));
+                    assert_eq!(got, want, "n {n} k {k} ahead {ahead}");
+                }
+                assert_eq!(count(&portable, k, &probe, ahead), Some(found));
+            }
+        }
+    }
+}
+
+#[test]
+fn extreme_hashes_stay_in_their_lines() {
+    let lines = random_lines(5, 9);
+    let hashes = [
+        0,
+        1,
+        u64::MAX,
+        u64::MAX - 1,
+        1 << 63,
+        (1 << 63) - 1,
+        0x38 << 29,
+        !0 << 29,
+    ];
+    for k in 1..=16 {
+        let want: Vec<bool> = hashes
+            .iter()
+            .map(|&h| line_for(&lines, h).test(mask_for(h, k)))
+            .collect();
+        for ahead in [false, true] {
+            let mut got = [false; 8];
+            if contains(&lines, k, &hashes, &mut got, ahead) {
+                assert_eq!(&got[..], &want[..], "k {k}");
+            }
+        }
+        let mut got = lines.clone();
+        if insert(&mut got, k, &hashes) {
+            assert_eq!(got, inserted_one_by_one(&lines, k, &hashes), "k {k}");
+        }
+    }
+}
+
+#[test]
+fn mismatched_lengths_and_empty_lines_take_the_portable_path() {
+    let lines = random_lines(4, 1);
+    let mut out = [false; 3];
+    assert!(!contains(&lines, 6, &[1, 2, 3, 4], &mut out, false));
+    assert!(!contains(&[], 6, &[1, 2, 3], &mut out, true));
+    assert_eq!(count(&[], 6, &[1, 2, 3, 4], false), None);
+}
