@@ -30,6 +30,7 @@ use wide::{u32x16, u64x8};
 use crate::blocked::simd::SALTS;
 use crate::blocked::{Line, LineBuf};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
+use crate::filter::{Filter, FilterKind};
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 
 /// Counters in one line.
@@ -304,7 +305,6 @@ impl CountingBlockedBloom {
     }
 
     /// Rebuilds a filter from its lines (the format's reader).
-    #[allow(dead_code)] // The format reads counting filters through it.
     pub(crate) fn from_parts(lines: LineBuf, hashes: u32, seed: u64) -> Result<Self> {
         check_hashes(hashes)?;
         if lines.is_empty() {
@@ -398,6 +398,11 @@ impl CountingBlockedBloom {
         Ok(())
     }
 
+    /// Sets every counter to zero (and writes every byte of the filter's memory).
+    pub fn clear(&mut self) {
+        self.lines.fill(Line::ZERO);
+    }
+
     /// Counters per key set.
     pub fn hashes(&self) -> u32 {
         self.hashes
@@ -461,6 +466,15 @@ impl CountingBlockedBloom {
         self.fill_ratio().powi(self.hashes as i32)
     }
 
+    /// Distinct keys inserted (and not removed), estimated from the share of non-zero
+    /// counters: each key makes k of its line's 128 counters non-zero, so `n = -(128 L / k)
+    /// ln(1 - fill)`. Infinite when every counter is non-zero.
+    pub fn estimated_items(&self) -> f64 {
+        let fill = self.fill_ratio();
+        let counters = self.lines.len() as f64 * f64::from(LINE_COUNTERS);
+        (-counters / f64::from(self.hashes) * (1.0 - fill).ln()).max(0.0)
+    }
+
     /// Counters at 15, which no remove lowers.
     pub fn saturated_counters(&self) -> u64 {
         self.lines
@@ -473,6 +487,34 @@ impl CountingBlockedBloom {
                     .sum::<u64>()
             })
             .sum()
+    }
+}
+
+impl Filter for CountingBlockedBloom {
+    fn kind(&self) -> FilterKind {
+        FilterKind::Counting
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        CountingBlockedBloom::insert_hash(self, hash);
+        Ok(())
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        CountingBlockedBloom::contains_hash(self, hash)
+    }
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        CountingBlockedBloom::contains_hashes(self, hashes, out)
+    }
+    fn size_bytes(&self) -> usize {
+        CountingBlockedBloom::size_bytes(self)
+    }
+    fn hashes(&self) -> u32 {
+        CountingBlockedBloom::hashes(self)
+    }
+    fn seed(&self) -> u64 {
+        CountingBlockedBloom::seed(self)
+    }
+    fn expected_fpr(&self, items: u64) -> f64 {
+        CountingBlockedBloom::expected_fpr(self, items)
     }
 }
 

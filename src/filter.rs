@@ -23,11 +23,21 @@ pub enum FilterKind {
     Classic,
     /// [`crate::CuckooFilter`]: fingerprints in 4-slot buckets, with delete.
     Cuckoo,
+    /// [`crate::CountingBlockedBloom`]: 4-bit counters on one cache line per key, with delete.
+    Counting,
+    /// [`crate::ScalableBlockedBloom`]: a chain of blocked filters that grows with its keys.
+    Scalable,
 }
 
 impl FilterKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [FilterKind; 3] = [FilterKind::Blocked, FilterKind::Classic, FilterKind::Cuckoo];
+    pub const ALL: [FilterKind; 5] = [
+        FilterKind::Blocked,
+        FilterKind::Classic,
+        FilterKind::Cuckoo,
+        FilterKind::Counting,
+        FilterKind::Scalable,
+    ];
 
     /// The short name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -35,6 +45,8 @@ impl FilterKind {
             FilterKind::Blocked => "blocked",
             FilterKind::Classic => "classic",
             FilterKind::Cuckoo => "cuckoo",
+            FilterKind::Counting => "counting",
+            FilterKind::Scalable => "scalable",
         }
     }
 }
@@ -52,10 +64,12 @@ impl std::str::FromStr for FilterKind {
             "blocked" => Ok(FilterKind::Blocked),
             "classic" => Ok(FilterKind::Classic),
             "cuckoo" => Ok(FilterKind::Cuckoo),
+            "counting" => Ok(FilterKind::Counting),
+            "scalable" => Ok(FilterKind::Scalable),
             other => Err(Error::InvalidParameter {
                 name: "filter",
                 value: other.to_string(),
-                allowed: "one of blocked, classic, cuckoo",
+                allowed: "one of blocked, classic, cuckoo, counting, scalable",
             }),
         }
     }

@@ -67,10 +67,17 @@ fn a_tiny_sweep_writes_every_file() {
     for r in &report.speed {
         assert_eq!(r.hits_not_found, 0, "{}", r.filter);
         assert!(r.insert.median_ns > 0.0 && r.hit.median_ns > 0.0);
+        // A scalable chain grows 1000x to its size, and pays for it in bits per key; a
+        // counting filter's counters are 4 bits each.
+        let most = match r.filter.as_str() {
+            "scalable" | "counting" => 60.0,
+            _ => 17.0,
+        };
         assert!(
-            r.bits_per_key > 5.0 && r.bits_per_key < 17.0,
-            "{}",
-            r.filter
+            r.bits_per_key > 5.0 && r.bits_per_key < most,
+            "{} {}",
+            r.filter,
+            r.bits_per_key
         );
         assert!(r.hit_ratio > 0.0);
     }
@@ -463,5 +470,5 @@ fn contenders_parse() {
     ] {
         assert!(peer.parse::<Contender>().unwrap().is_peer(), "{peer}");
     }
-    assert_eq!(Contender::available().len(), 8);
+    assert_eq!(Contender::available().len(), 10);
 }

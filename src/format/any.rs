@@ -4,12 +4,10 @@
 use std::io::Write;
 
 use super::header::read_header;
-#[cfg(doc)]
-use crate::Error;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::Key;
-use crate::{BlockedBloom, ClassicBloom, CuckooFilter};
+use crate::{BlockedBloom, ClassicBloom, CountingBlockedBloom, CuckooFilter, ScalableBlockedBloom};
 
 /// Reads a serialized filter of any kind: the CLI's way to open a file it knows nothing about.
 pub fn read_any(bytes: &[u8]) -> Result<AnyFilter> {
@@ -17,6 +15,8 @@ pub fn read_any(bytes: &[u8]) -> Result<AnyFilter> {
         FilterKind::Blocked => BlockedBloom::from_bytes(bytes).map(AnyFilter::Blocked),
         FilterKind::Classic => ClassicBloom::from_bytes(bytes).map(AnyFilter::Classic),
         FilterKind::Cuckoo => CuckooFilter::from_bytes(bytes).map(AnyFilter::Cuckoo),
+        FilterKind::Counting => CountingBlockedBloom::from_bytes(bytes).map(AnyFilter::Counting),
+        FilterKind::Scalable => ScalableBlockedBloom::from_bytes(bytes).map(AnyFilter::Scalable),
     }
 }
 
@@ -43,11 +43,16 @@ pub enum AnyFilter {
     Classic(ClassicBloom),
     /// A cuckoo filter.
     Cuckoo(CuckooFilter),
+    /// A counting blocked Bloom filter.
+    Counting(CountingBlockedBloom),
+    /// A scalable blocked Bloom filter.
+    Scalable(ScalableBlockedBloom),
 }
 
 impl AnyFilter {
     /// An empty filter of `kind` for `items` keys: `hashes` fixes the probes per key (Bloom
-    /// filters) or the fingerprint bits (cuckoo) instead of the sizing's choice.
+    /// filters) or the fingerprint bits (cuckoo) instead of the sizing's choice. A scalable
+    /// filter starts at `items` keys and needs an FPR (its bound) and no `hashes`.
     pub fn new(
         kind: FilterKind,
         items: usize,
@@ -86,6 +91,44 @@ impl AnyFilter {
                     .build()?,
                 )
             }
+            FilterKind::Counting => {
+                let b = CountingBlockedBloom::builder(items).seed(seed);
+                let b = match sizing {
+                    Sizing::Fpr(p) => b.fpr(p),
+                    Sizing::BitsPerKey(bits) => b.bits_per_key(bits),
+                };
+                AnyFilter::Counting(
+                    match hashes {
+                        Some(k) => b.hashes(k),
+                        None => b,
+                    }
+                    .build()?,
+                )
+            }
+            FilterKind::Scalable => {
+                let fpr = match (sizing, hashes) {
+                    (Sizing::Fpr(p), None) => p,
+                    (Sizing::BitsPerKey(_), _) => {
+                        return Err(Error::InvalidParameter {
+                            name: "sizing",
+                            value: "bits per key".into(),
+                            allowed: "an FPR for a scalable filter (its bound as it grows)",
+                        });
+                    }
+                    (_, Some(k)) => {
+                        return Err(Error::InvalidParameter {
+                            name: "hashes",
+                            value: k.to_string(),
+                            allowed: "none for a scalable filter (each part takes its best)",
+                        });
+                    }
+                };
+                AnyFilter::Scalable(
+                    ScalableBlockedBloom::builder(items, fpr)
+                        .seed(seed)
+                        .build()?,
+                )
+            }
         })
     }
 
@@ -100,6 +143,8 @@ impl AnyFilter {
             AnyFilter::Blocked(f) => f,
             AnyFilter::Classic(f) => f,
             AnyFilter::Cuckoo(f) => f,
+            AnyFilter::Counting(f) => f,
+            AnyFilter::Scalable(f) => f,
         }
     }
 
@@ -109,6 +154,8 @@ impl AnyFilter {
             AnyFilter::Blocked(f) => f,
             AnyFilter::Classic(f) => f,
             AnyFilter::Cuckoo(f) => f,
+            AnyFilter::Counting(f) => f,
+            AnyFilter::Scalable(f) => f,
         }
     }
 
@@ -130,6 +177,8 @@ impl AnyFilter {
             AnyFilter::Blocked(f) => f.to_bytes(),
             AnyFilter::Classic(f) => f.to_bytes(),
             AnyFilter::Cuckoo(f) => f.to_bytes(),
+            AnyFilter::Counting(f) => f.to_bytes(),
+            AnyFilter::Scalable(f) => f.to_bytes(),
         }
     }
 
@@ -139,23 +188,28 @@ impl AnyFilter {
     }
 
     /// Writes the serialized bytes to `out`, recording `items` as the number of keys inserted
-    /// for the Bloom filters (which do not count them); a cuckoo filter records its own
-    /// [`len`](CuckooFilter::len) whatever `items` says.
+    /// for the Bloom filters (which do not count them); a cuckoo or scalable filter records its
+    /// own `len` whatever `items` says.
     pub fn write_to_with_items(&self, items: u64, out: impl Write) -> Result<()> {
         match self {
             AnyFilter::Blocked(f) => f.write_with_items(items, out),
             AnyFilter::Classic(f) => f.write_with_items(items, out),
             AnyFilter::Cuckoo(f) => f.write_to(out),
+            AnyFilter::Counting(f) => f.write_with_items(items, out),
+            AnyFilter::Scalable(f) => f.write_to(out),
         }
     }
 
-    /// Share of the filter in use: set bits over all bits for the Bloom filters, occupied slots
-    /// over all slots (the load factor) for the cuckoo filter.
+    /// Share of the filter in use: set bits over all bits for the Bloom filters (non-zero
+    /// counters for the counting filter, keys over capacity for the scalable one), occupied
+    /// slots over all slots (the load factor) for the cuckoo filter.
     pub fn fill_ratio(&self) -> f64 {
         match self {
             AnyFilter::Blocked(f) => f.fill_ratio(),
             AnyFilter::Classic(f) => f.fill_ratio(),
             AnyFilter::Cuckoo(f) => f.load_factor(),
+            AnyFilter::Counting(f) => f.fill_ratio(),
+            AnyFilter::Scalable(f) => f.len() as f64 / f.capacity() as f64,
         }
     }
 
@@ -166,6 +220,8 @@ impl AnyFilter {
             AnyFilter::Blocked(f) => f.estimated_items(),
             AnyFilter::Classic(f) => f.estimated_items(),
             AnyFilter::Cuckoo(f) => f.len() as f64,
+            AnyFilter::Counting(f) => f.estimated_items(),
+            AnyFilter::Scalable(f) => f.len() as f64,
         }
     }
 
@@ -176,6 +232,8 @@ impl AnyFilter {
             AnyFilter::Blocked(f) => f.current_fpr(),
             AnyFilter::Classic(f) => f.current_fpr(),
             AnyFilter::Cuckoo(f) => f.expected_fpr(f.len() as u64),
+            AnyFilter::Counting(f) => f.current_fpr(),
+            AnyFilter::Scalable(f) => f.current_fpr(),
         }
     }
 }
@@ -189,6 +247,18 @@ impl From<BlockedBloom> for AnyFilter {
 impl From<ClassicBloom> for AnyFilter {
     fn from(f: ClassicBloom) -> Self {
         AnyFilter::Classic(f)
+    }
+}
+
+impl From<CountingBlockedBloom> for AnyFilter {
+    fn from(f: CountingBlockedBloom) -> Self {
+        AnyFilter::Counting(f)
+    }
+}
+
+impl From<ScalableBlockedBloom> for AnyFilter {
+    fn from(f: ScalableBlockedBloom) -> Self {
+        AnyFilter::Scalable(f)
     }
 }
 

@@ -5,10 +5,11 @@
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
-    CHECKSUM_LEN, HASH_SCHEME, HEADER_LEN, KIND_BLOCKED, KIND_CLASSIC, KIND_CUCKOO, MAGIC, VERSION,
-    check_range, corrupt, u16_at, u32_at, u64_at,
+    CHECKSUM_LEN, HASH_SCHEME, HEADER_LEN, KIND_BLOCKED, KIND_CLASSIC, KIND_COUNTING, KIND_CUCKOO,
+    KIND_SCALABLE, MAGIC, VERSION, check_range, corrupt, u16_at, u32_at, u64_at,
 };
 use crate::blocked::{Line, MAX_HASHES};
+use crate::counting::MAX_COUNTING_HASHES;
 use crate::cuckoo::{FINGERPRINT_WIDTHS, SLOTS_PER_BUCKET};
 use crate::error::Result;
 use crate::filter::FilterKind;
@@ -80,6 +81,20 @@ pub enum Shape {
         /// Bits per fingerprint: 8, 12 or 16.
         fingerprint_bits: u32,
     },
+    /// A [`CountingBlockedBloom`](crate::CountingBlockedBloom): `lines` lines of 128 4-bit
+    /// counters, `hashes` counters per key.
+    Counting {
+        /// The number of 64-byte lines.
+        lines: u64,
+        /// Counters per key.
+        hashes: u32,
+    },
+    /// A [`ScalableBlockedBloom`](crate::ScalableBlockedBloom) of `filters` blocked filters
+    /// (their sizes are in the payload).
+    Scalable {
+        /// The number of filters in the chain.
+        filters: u64,
+    },
 }
 
 impl Shape {
@@ -89,7 +104,35 @@ impl Shape {
             Shape::Blocked { .. } => FilterKind::Blocked,
             Shape::Classic { .. } => FilterKind::Classic,
             Shape::Cuckoo { .. } => FilterKind::Cuckoo,
+            Shape::Counting { .. } => FilterKind::Counting,
+            Shape::Scalable { .. } => FilterKind::Scalable,
         }
+    }
+
+    /// Checks `payload_len` against these parameters: equal to the length they imply, or for a
+    /// scalable filter (whose parts' sizes are in the payload) at least its fixed blocks, in
+    /// whole 64-byte units.
+    fn check_payload_len(&self, payload_len: u64) -> Result<()> {
+        if let Shape::Scalable { filters } = *self {
+            let least = filters
+                .checked_add(1)
+                .and_then(|blocks| blocks.checked_mul(64))
+                .ok_or_else(|| corrupt(format!("{self:?} overflows a 64-bit byte count")))?;
+            if filters == 0 || payload_len < least || !payload_len.is_multiple_of(64) {
+                return Err(corrupt(format!(
+                    "payload length {payload_len} does not fit {self:?} (at least {least} \
+                     bytes, a multiple of 64)"
+                )));
+            }
+            return Ok(());
+        }
+        let expected = self.payload_len()?;
+        if payload_len != expected {
+            return Err(corrupt(format!(
+                "payload length {payload_len} does not match {self:?} ({expected} bytes)"
+            )));
+        }
+        Ok(())
     }
 
     /// The payload length these parameters imply, or why they are out of range.
@@ -123,6 +166,14 @@ impl Shape {
                 }
                 buckets.checked_mul(u64::from(SLOTS_PER_BUCKET * fingerprint_bits / 8))
             }
+            Shape::Counting { lines, hashes } => {
+                check_range("counting counters per key", hashes, 1, MAX_COUNTING_HASHES)?;
+                if lines == 0 {
+                    return Err(corrupt("a counting filter of zero lines"));
+                }
+                lines.checked_mul(std::mem::size_of::<Line>() as u64)
+            }
+            Shape::Scalable { .. } => None,
         };
         bytes.ok_or_else(|| corrupt(format!("{self:?} overflows a 64-bit byte count")))
     }
@@ -161,6 +212,8 @@ impl Header {
                 buckets,
                 fingerprint_bits,
             } => (KIND_CUCKOO, buckets, fingerprint_bits),
+            Shape::Counting { lines, hashes } => (KIND_COUNTING, lines, hashes),
+            Shape::Scalable { filters } => (KIND_SCALABLE, filters, 0),
         };
         let mut h = [0u8; HEADER_LEN];
         h[0..8].copy_from_slice(&MAGIC);
@@ -240,19 +293,25 @@ pub fn read_header(bytes: &[u8]) -> Result<Header> {
             buckets: size,
             fingerprint_bits: param,
         },
+        KIND_COUNTING => Shape::Counting {
+            lines: size,
+            hashes: param,
+        },
+        KIND_SCALABLE if param == 0 => Shape::Scalable { filters: size },
+        KIND_SCALABLE => {
+            return Err(corrupt(format!(
+                "a scalable filter's parameter field is {param} (must be 0)"
+            )));
+        }
         other => {
             return Err(corrupt(format!(
-                "unknown filter kind {other} (1 blocked, 2 classic, 3 cuckoo)"
+                "unknown filter kind {other} (1 blocked, 2 classic, 3 cuckoo, 4 counting, \
+                 5 scalable)"
             )));
         }
     };
     let payload_len = u64_at(h, 56);
-    let expected = shape.payload_len()?;
-    if payload_len != expected {
-        return Err(corrupt(format!(
-            "payload length {payload_len} does not match {shape:?} ({expected} bytes)"
-        )));
-    }
+    shape.check_payload_len(payload_len)?;
     let fits = payload_len
         .checked_add((HEADER_LEN + CHECKSUM_LEN) as u64)
         .is_some_and(|total| usize::try_from(total).is_ok_and(|t| t <= isize::MAX as usize));

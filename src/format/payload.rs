@@ -1,5 +1,5 @@
 //! Each kind's payload: `to_bytes`, `write_to` and `from_bytes` of [`BlockedBloom`],
-//! [`ClassicBloom`] and [`CuckooFilter`]. Every kind streams its header and payload through a
+//! [`ClassicBloom`], [`CuckooFilter`], [`CountingBlockedBloom`] and [`ScalableBlockedBloom`]. Every kind streams its header and payload through a
 //! `Checksummed` writer, so `write_to` never holds a second copy of the filter; every reader
 //! goes through `parse` first and allocates no more than the input's own size.
 
@@ -8,13 +8,13 @@ use std::io::Write;
 use xxhash_rust::xxh3::Xxh3Default;
 
 use super::header::{Header, Shape, parse};
-use super::{CHECKSUM_LEN, HEADER_LEN, corrupt, into_corrupt};
-use crate::blocked::{Line, zeroed_lines};
+use super::{CHECKSUM_LEN, HEADER_LEN, check_range, corrupt, into_corrupt, u32_at, u64_at};
+use crate::blocked::{Line, LineBuf, MAX_HASHES, zeroed_lines};
 use crate::error::Result;
 use crate::filter::FilterKind;
 #[cfg(doc)]
 use crate::{AnyFilter, Error};
-use crate::{BlockedBloom, ClassicBloom, CuckooFilter};
+use crate::{BlockedBloom, ClassicBloom, CountingBlockedBloom, CuckooFilter, ScalableBlockedBloom};
 
 /// A writer that hashes everything written through it, then appends the checksum.
 struct Checksummed<W: Write> {
@@ -210,6 +210,188 @@ impl CuckooFilter {
         let len = usize::try_from(header.items)
             .map_err(|_| corrupt(format!("item count {} overflows", header.items)))?;
         CuckooFilter::from_parts(payload, buckets, fingerprint_bits, len, header.seed)
+            .map_err(into_corrupt)
+    }
+}
+
+impl CountingBlockedBloom {
+    /// The filter in the [serialized format](super): header, counters, checksum. Records 0
+    /// items (see [`AnyFilter::write_to_with_items`] to record a count).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        to_vec(HEADER_LEN + self.size_bytes() + CHECKSUM_LEN, |out| {
+            self.write_to(out)
+        })
+    }
+
+    /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    pub fn write_to(&self, out: impl Write) -> Result<()> {
+        self.write_with_items(0, out)
+    }
+
+    pub(super) fn write_with_items(&self, items: u64, out: impl Write) -> Result<()> {
+        let shape = Shape::Counting {
+            lines: self.num_lines() as u64,
+            hashes: self.hashes(),
+        };
+        let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
+        let mut out = Checksummed::new(out, header)?;
+        put_words(&mut out, self.lines())?;
+        out.finish()
+    }
+
+    /// Reads a counting filter from its [serialized format](super). Every malformed input is
+    /// an [`Error::Corrupt`] naming the problem.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let (header, payload) = parse(bytes, Some(FilterKind::Counting))?;
+        let Shape::Counting { hashes, .. } = header.shape else {
+            return Err(corrupt("the header's kind disagrees with its parameters"));
+        };
+        let lines = lines_from_words(payload)?;
+        CountingBlockedBloom::from_parts(lines, hashes, header.seed).map_err(into_corrupt)
+    }
+}
+
+/// Writes lines as little-endian `u64` words (the in-memory bytes on a little-endian machine).
+fn put_words<W: Write>(out: &mut Checksummed<W>, lines: &[Line]) -> Result<()> {
+    if cfg!(target_endian = "little") {
+        return out.put(bytemuck::cast_slice(lines));
+    }
+    let mut buf = [0u8; 64];
+    for line in lines {
+        let words: [u64; 8] = bytemuck::cast(*line);
+        for (bytes, word) in buf.chunks_exact_mut(8).zip(words) {
+            bytes.copy_from_slice(&word.to_le_bytes());
+        }
+        out.put(&buf)?;
+    }
+    Ok(())
+}
+
+/// Lines from a payload of little-endian `u64` words (its length a checked multiple of 64).
+fn lines_from_words(payload: &[u8]) -> Result<LineBuf> {
+    let mut lines = zeroed_lines(payload.len() / std::mem::size_of::<Line>())?;
+    bytemuck::cast_slice_mut::<Line, u8>(&mut lines[..]).copy_from_slice(payload);
+    if cfg!(target_endian = "big") {
+        for word in bytemuck::cast_slice_mut::<Line, u64>(&mut lines[..]) {
+            *word = u64::from_le(*word);
+        }
+    }
+    Ok(lines)
+}
+
+/// The scalable payload's fixed blocks: the parameters, and one header per part.
+const BLOCK: usize = 64;
+
+impl ScalableBlockedBloom {
+    /// The chain in the [serialized format](super): header (recording [`len`](Self::len) as
+    /// the item count), parameters, each filter with its size and keys, checksum.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        to_vec(HEADER_LEN + self.payload_len() + CHECKSUM_LEN, |out| {
+            self.write_to(out)
+        })
+    }
+
+    fn payload_len(&self) -> usize {
+        BLOCK + self.parts().map(|p| BLOCK + p.size_bytes()).sum::<usize>()
+    }
+
+    /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    pub fn write_to(&self, out: impl Write) -> Result<()> {
+        let shape = Shape::Scalable {
+            filters: self.filters() as u64,
+        };
+        let header = Header::for_filter(shape, self.seed(), self.len(), self.payload_len());
+        let mut out = Checksummed::new(out, header)?;
+        let mut block = [0u8; BLOCK];
+        block[0..8].copy_from_slice(&self.initial_items().to_le_bytes());
+        block[8..16].copy_from_slice(&self.fpr().to_bits().to_le_bytes());
+        block[16..24].copy_from_slice(&self.growth().to_bits().to_le_bytes());
+        block[24..32].copy_from_slice(&self.tightening().to_bits().to_le_bytes());
+        out.put(&block)?;
+        for (part, len) in self.parts().zip(self.part_lens()) {
+            let mut block = [0u8; BLOCK];
+            block[0..8].copy_from_slice(&(part.num_lines() as u64).to_le_bytes());
+            block[8..12].copy_from_slice(&part.hashes().to_le_bytes());
+            block[16..24].copy_from_slice(&len.to_le_bytes());
+            out.put(&block)?;
+            if cfg!(target_endian = "little") {
+                out.put(bytemuck::cast_slice(part.lines()))?;
+            } else {
+                let mut buf = [0u8; 64];
+                for line in part.lines() {
+                    for (bytes, word) in buf.chunks_exact_mut(4).zip(line.0) {
+                        bytes.copy_from_slice(&word.to_le_bytes());
+                    }
+                    out.put(&buf)?;
+                }
+            }
+        }
+        out.finish()
+    }
+
+    /// Reads a scalable filter from its [serialized format](super), checking every part's
+    /// size against the payload and the sum of their keys against the header. Every malformed
+    /// input is an [`Error::Corrupt`] naming the problem.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let (header, payload) = parse(bytes, Some(FilterKind::Scalable))?;
+        let Shape::Scalable { filters } = header.shape else {
+            return Err(corrupt("the header's kind disagrees with its parameters"));
+        };
+        let (params, mut rest) = payload.split_at(BLOCK);
+        if params[32..].iter().any(|&b| b != 0) {
+            return Err(corrupt("scalable filter: reserved parameter bytes are set"));
+        }
+        let float = |at: usize| f64::from_bits(u64_at(params, at));
+        let (initial, fpr, growth, tightening) =
+            (u64_at(params, 0), float(8), float(16), float(24));
+        let mut parts = Vec::new();
+        let mut total = 0u64;
+        for i in 0..filters {
+            let Some((block, after)) = rest.split_first_chunk::<BLOCK>() else {
+                return Err(corrupt(format!("scalable filter: part {i} is missing")));
+            };
+            let (lines, hashes, len) = (u64_at(block, 0), u32_at(block, 8), u64_at(block, 16));
+            if u32_at(block, 12) != 0 || block[24..].iter().any(|&b| b != 0) {
+                return Err(corrupt(format!(
+                    "scalable filter: part {i} has reserved bytes set"
+                )));
+            }
+            check_range("scalable part probes per key", hashes, 1, MAX_HASHES)?;
+            let bytes = usize::try_from(lines)
+                .ok()
+                .and_then(|l| l.checked_mul(std::mem::size_of::<Line>()))
+                .filter(|&b| lines > 0 && b <= after.len())
+                .ok_or_else(|| {
+                    corrupt(format!(
+                        "scalable filter: part {i} of {lines} lines does not fit the payload"
+                    ))
+                })?;
+            let (payload, after) = after.split_at(bytes);
+            let mut buf = zeroed_lines(bytes / std::mem::size_of::<Line>())?;
+            bytemuck::cast_slice_mut::<Line, u8>(&mut buf[..]).copy_from_slice(payload);
+            if cfg!(target_endian = "big") {
+                for word in bytemuck::cast_slice_mut::<Line, u32>(&mut buf[..]) {
+                    *word = u32::from_le(*word);
+                }
+            }
+            let part = BlockedBloom::from_parts(buf, hashes, header.seed).map_err(into_corrupt)?;
+            total = total.saturating_add(len);
+            parts.push((part, len));
+            rest = after;
+        }
+        if !rest.is_empty() {
+            return Err(corrupt(format!(
+                "scalable filter: {} bytes follow its last part",
+                rest.len()
+            )));
+        }
+        if total != header.items {
+            return Err(corrupt(format!(
+                "scalable filter: its parts hold {total} keys, the header records {}",
+                header.items
+            )));
+        }
+        ScalableBlockedBloom::from_parts(initial, fpr, growth, tightening, header.seed, parts)
             .map_err(into_corrupt)
     }
 }

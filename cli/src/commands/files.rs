@@ -33,7 +33,7 @@ const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 #[derive(clap::Args)]
 #[command(group(ArgGroup::new("size").required(true).args(["bits_per_key", "fpr"])))]
 pub struct BuildArgs {
-    /// Which filter: blocked, classic or cuckoo.
+    /// Which filter: blocked, classic, cuckoo, counting or scalable.
     #[arg(long)]
     filter: FilterKind,
     /// Size the filter for this false-positive rate.
@@ -247,6 +247,20 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
             ("buckets", f.num_buckets().into()),
             ("fingerprint_bits", f.fingerprint_bits().into()),
             ("len", f.len().into()),
+        ],
+        AnyFilter::Counting(f) => vec![
+            ("lines", f.num_lines().into()),
+            ("hashes", f.hashes().into()),
+            ("saturated_counters", f.saturated_counters().into()),
+        ],
+        AnyFilter::Scalable(f) => vec![
+            ("filters", f.filters().into()),
+            ("len", f.len().into()),
+            ("capacity", f.capacity().into()),
+            ("initial_items", f.initial_items().into()),
+            ("growth", f.growth().into()),
+            ("tightening", f.tightening().into()),
+            ("fpr_bound", f.fpr().into()),
         ],
     };
     for (name, value) in &params {

@@ -11,7 +11,7 @@ use crate::Failure;
 #[derive(clap::Args)]
 #[command(group(ArgGroup::new("size").required(true).args(["bits_per_key", "fpr"])))]
 pub struct Args {
-    /// Which filter: blocked, classic or cuckoo.
+    /// Which filter: blocked, classic, cuckoo, counting or scalable.
     #[arg(long)]
     filter: FilterKind,
     /// Number of distinct keys to insert.
@@ -26,6 +26,10 @@ pub struct Args {
     /// Probes per key (Bloom filters) or fingerprint bits (cuckoo); default: the model's best.
     #[arg(long)]
     hashes: Option<u32>,
+    /// For --filter scalable: the keys its first filter is sized for (default: items / 1000,
+    /// at least 1); --fpr is then the bound as it grows to --items.
+    #[arg(long)]
+    initial_items: Option<usize>,
     /// Number of never-inserted keys to probe.
     #[arg(long, default_value_t = 1_000_000)]
     probes: usize,
@@ -50,6 +54,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         hashes: args.hashes,
         probes: args.probes,
         seed: args.seed,
+        initial_items: args.initial_items,
     };
     let m = measure_fpr(&spec)?;
     let mut text = String::new();

@@ -87,6 +87,9 @@ pub struct FprSpec {
     pub hashes: Option<u32>,
     pub probes: usize,
     pub seed: u64,
+    /// For a scalable filter: the keys its first filter is sized for (default `items / 1000`,
+    /// at least 1); `items` keys are then inserted, growing the chain.
+    pub initial_items: Option<usize>,
 }
 
 /// One measurement (the JSON object of `linebloom fpr --json`; field names are a contract).
@@ -111,7 +114,11 @@ pub struct FprMeasurement {
 /// Builds the filter from `items` distinct keys, checks every inserted key is found, and probes
 /// `probes` keys that were never inserted (the report's own measurement loop, [`fpr_row`]).
 pub fn measure_fpr(spec: &FprSpec) -> Result<FprMeasurement> {
-    let mut filter = AnyFilter::new(spec.kind, spec.items, spec.sizing, spec.hashes, spec.seed)?;
+    let sized_for = match spec.kind {
+        FilterKind::Scalable => spec.initial_items.unwrap_or(spec.items / 1000).max(1),
+        _ => spec.items,
+    };
+    let mut filter = AnyFilter::new(spec.kind, sized_for, spec.sizing, spec.hashes, spec.seed)?;
     let target = match spec.sizing {
         Sizing::BitsPerKey(c) => c,
         Sizing::Fpr(_) => f64::NAN,

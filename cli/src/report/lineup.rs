@@ -9,6 +9,7 @@ use linebloom::classic::ClassicBloom;
 use linebloom::cuckoo::CuckooFilter;
 use linebloom::error::Result;
 use linebloom::filter::FilterKind;
+use linebloom::{CountingBlockedBloom, ScalableBlockedBloom, model};
 
 /// Builds an empty contender for `items` keys at (about) `bits_per_key` bits each. Peers that
 /// cannot choose their size take the size they need for `items` (see [`Peer`](super::subject::Peer)); a cuckoo
@@ -39,6 +40,23 @@ pub fn build_subject(
                 .seed(seed)
                 .build()?,
         )),
+        Contender::Ours(FilterKind::Counting) => Ok(Box::new(
+            CountingBlockedBloom::builder(items)
+                .bits_per_key(bits_per_key)
+                .seed(seed)
+                .build()?,
+        )),
+        // A chain grown to `items` from a thousandth of them, its bound the FPR of one blocked
+        // filter at `bits_per_key`: what growth costs against knowing the count in advance.
+        Contender::Ours(FilterKind::Scalable) => {
+            let k = model::blocked_optimal_hashes(bits_per_key);
+            let fpr = model::blocked_fpr(bits_per_key, k).max(model::BLOCKED_MIN_FPR);
+            Ok(Box::new(
+                ScalableBlockedBloom::builder((items / 1000).max(1), fpr)
+                    .seed(seed)
+                    .build()?,
+            ))
+        }
         Contender::Peer(peer) => peers::build(peer, items, bits_per_key, seed),
     }
 }

@@ -14,6 +14,7 @@ use linebloom::cuckoo::CuckooFilter;
 use linebloom::error::{Error, Result};
 use linebloom::filter::FilterKind;
 use linebloom::format::AnyFilter;
+use linebloom::{CountingBlockedBloom, ScalableBlockedBloom};
 
 /// A filter the report can measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -281,6 +282,82 @@ impl Subject for CuckooFilter {
     ours_lookups!(CuckooFilter);
 }
 
+impl Subject for CountingBlockedBloom {
+    fn contender(&self) -> Contender {
+        Contender::Ours(FilterKind::Counting)
+    }
+    fn params(&self) -> String {
+        format!("k={}", self.hashes())
+    }
+    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
+        for &h in hashes {
+            self.insert_hash(h);
+        }
+        Ok(0)
+    }
+    fn count_each(&self, hashes: &[u64]) -> u64 {
+        hashes
+            .iter()
+            .map(|&h| u64::from(self.contains_hash(h)))
+            .sum()
+    }
+    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+        Some(out_for(hashes, out).and_then(|out| {
+            self.contains_hashes(hashes, out)?;
+            Ok(count_true(out))
+        }))
+    }
+    fn size_bytes(&self) -> usize {
+        CountingBlockedBloom::size_bytes(self)
+    }
+    fn touch(&mut self) {
+        self.clear();
+    }
+    fn model_fpr(&self, items: u64) -> Option<f64> {
+        Some(self.expected_fpr(items))
+    }
+}
+
+impl Subject for ScalableBlockedBloom {
+    fn contender(&self) -> Contender {
+        Contender::Ours(FilterKind::Scalable)
+    }
+    fn params(&self) -> String {
+        format!(
+            "{} filters x{} r={}",
+            self.filters(),
+            self.growth(),
+            self.tightening()
+        )
+    }
+    /// Keys the chain already reports present are not stored again; they are not refusals.
+    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
+        self.insert_hashes(hashes);
+        Ok(0)
+    }
+    fn count_each(&self, hashes: &[u64]) -> u64 {
+        hashes
+            .iter()
+            .map(|&h| u64::from(self.contains_hash(h)))
+            .sum()
+    }
+    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+        Some(out_for(hashes, out).and_then(|out| {
+            self.contains_hashes(hashes, out)?;
+            Ok(count_true(out))
+        }))
+    }
+    fn size_bytes(&self) -> usize {
+        ScalableBlockedBloom::size_bytes(self)
+    }
+    fn touch(&mut self) {
+        self.clear();
+    }
+    fn model_fpr(&self, items: u64) -> Option<f64> {
+        Some(self.expected_fpr(items))
+    }
+}
+
 /// A filter of a kind chosen at run time is measured as the filter inside it (used by
 /// `linebloom fpr`, whose filters come from [`AnyFilter::new`]; the speed sweep builds concrete
 /// types, so no figure pays this dispatch per call).
@@ -316,6 +393,8 @@ fn inner(f: &AnyFilter) -> &dyn Subject {
         AnyFilter::Blocked(b) => b,
         AnyFilter::Classic(c) => c,
         AnyFilter::Cuckoo(c) => c,
+        AnyFilter::Counting(c) => c,
+        AnyFilter::Scalable(s) => s,
     }
 }
 
@@ -324,6 +403,8 @@ fn inner_mut(f: &mut AnyFilter) -> &mut dyn Subject {
         AnyFilter::Blocked(b) => b,
         AnyFilter::Classic(c) => c,
         AnyFilter::Cuckoo(c) => c,
+        AnyFilter::Counting(c) => c,
+        AnyFilter::Scalable(s) => s,
     }
 }
 

@@ -390,6 +390,18 @@ fn explain(chosen: &Candidate, premium: Option<f64>, all: &[Candidate]) -> Vec<S
                 ));
             }
         }
+        // Not candidates of `recommend` (it sizes for a known count and picks among the three
+        // above); named here so every kind has its line.
+        FilterKind::Counting => lines.push(
+            "counting: the blocked layout with 4-bit counters, so keys can be removed; four \
+             times the memory of the blocked filter for the same counters per key."
+                .to_string(),
+        ),
+        FilterKind::Scalable => lines.push(
+            "scalable: a chain of blocked filters that grows with its keys, its FPR under the \
+             target however far it grows."
+                .to_string(),
+        ),
     }
     lines
 }
