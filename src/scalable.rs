@@ -104,6 +104,20 @@ impl ScalableBlockedBloomBuilder {
 
     /// The filter (its first part allocated), or an error for parameters out of range.
     pub fn build(self) -> Result<ScalableBlockedBloom> {
+        self.check()?;
+        let mut filter = ScalableBlockedBloom {
+            filters: Vec::new(),
+            initial_items: self.initial_items as u64,
+            fpr: self.fpr,
+            growth: self.growth,
+            tightening: self.tightening,
+            seed: self.seed,
+        };
+        filter.grow()?;
+        Ok(filter)
+    }
+
+    fn check(&self) -> Result<()> {
         check_items(self.initial_items as u64)?;
         check_fpr(self.fpr)?;
         if !(1.1..=64.0).contains(&self.growth) {
@@ -120,16 +134,7 @@ impl ScalableBlockedBloomBuilder {
                 allowed: "above 0 and below 1",
             });
         }
-        let mut filter = ScalableBlockedBloom {
-            filters: Vec::new(),
-            initial_items: self.initial_items as u64,
-            fpr: self.fpr,
-            growth: self.growth,
-            tightening: self.tightening,
-            seed: self.seed,
-        };
-        filter.grow()?;
-        Ok(filter)
+        Ok(())
     }
 }
 
@@ -277,6 +282,21 @@ impl ScalableBlockedBloom {
         self.filters.iter().map(|p| p.filter.size_bytes()).sum()
     }
 
+    /// Set bits over all bits, across the filters.
+    pub fn fill_ratio(&self) -> f64 {
+        let bits: f64 = self
+            .filters
+            .iter()
+            .map(|p| p.filter.num_bits() as f64)
+            .sum();
+        let set: f64 = self
+            .filters
+            .iter()
+            .map(|p| p.filter.fill_ratio() * p.filter.num_bits() as f64)
+            .sum();
+        set / bits
+    }
+
     /// The sum of the FPRs the filters were sized for: what the chain's FPR stays under when
     /// every filter is full; always below [`fpr`](Self::fpr).
     pub fn bound_fpr(&self) -> f64 {
@@ -334,26 +354,31 @@ impl ScalableBlockedBloom {
         parts: Vec<(BlockedBloom, u64)>,
     ) -> Result<Self> {
         let corrupt = |why: &str| Error::Corrupt(format!("scalable filter: {why}"));
-        let mut chain = ScalableBlockedBloomBuilder {
+        // The parameters are checked as the builder checks them, without building anything:
+        // the parts come from the bytes.
+        let params = ScalableBlockedBloomBuilder {
             initial_items: usize::try_from(initial_items).map_err(|_| corrupt("initial items"))?,
             fpr,
             growth,
             tightening,
             seed,
-        }
-        .build()
-        .map_err(|e| corrupt(&e.to_string()))?;
+        };
+        params.check().map_err(|e| corrupt(&e.to_string()))?;
         if parts.is_empty() {
             return Err(corrupt("no filters"));
         }
-        chain.filters.clear();
+        let mut chain = ScalableBlockedBloom {
+            filters: Vec::with_capacity(parts.len()),
+            initial_items,
+            fpr,
+            growth,
+            tightening,
+            seed,
+        };
         for (i, (filter, len)) in parts.into_iter().enumerate() {
             let (capacity, part_fpr) = chain.part_size(i);
             if filter.seed() != seed {
                 return Err(corrupt("a filter with another seed"));
-            }
-            if len > capacity.saturating_mul(2).max(capacity + 1) {
-                return Err(corrupt("a filter holding far more keys than its size"));
             }
             chain.filters.push(Part {
                 filter,

@@ -10,7 +10,8 @@ use linebloom::blocked::AlignedBytes;
 use linebloom::format::{self, AnyFilter, HEADER_LEN, Shape, read_any, read_header};
 use linebloom::hash::mix64;
 use linebloom::{
-    BlockedBloom, BlockedBloomRef, ClassicBloom, CuckooFilter, Error, Filter, FilterKind,
+    BlockedBloom, BlockedBloomRef, ClassicBloom, CountingBlockedBloom, CuckooFilter, Error, Filter,
+    FilterKind, ScalableBlockedBloom,
 };
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
@@ -79,6 +80,31 @@ fn every_kind_round_trips() {
         assert_eq!(back.len(), f.len());
         assert_eq!(back, f);
         assert_eq!(read_any(&bytes).unwrap(), AnyFilter::Cuckoo(f));
+    }
+    for (lines, k) in [(1, 1), (3, 6), (100, 8)] {
+        let mut f = CountingBlockedBloom::with_lines(lines, k, 5).unwrap();
+        for i in 0..400u64 {
+            f.insert(&(i % 150));
+        }
+        let bytes = f.to_bytes();
+        assert_eq!(bytes.len(), 64 + lines * 64 + 8);
+        assert_eq!(CountingBlockedBloom::from_bytes(&bytes).unwrap(), f);
+        assert_eq!(read_any(&bytes).unwrap(), AnyFilter::Counting(f));
+    }
+    for (initial, keys) in [(1, 0), (10, 5_000), (1_000, 100)] {
+        let mut f = ScalableBlockedBloom::with_fpr(initial, 0.01).unwrap();
+        (0..keys).for_each(|i: u64| {
+            f.insert(&i);
+        });
+        let bytes = f.to_bytes();
+        let mut streamed = Vec::new();
+        f.write_to(&mut streamed).unwrap();
+        assert_eq!(streamed, bytes);
+        let back = ScalableBlockedBloom::from_bytes(&bytes).unwrap();
+        assert_eq!(back, f);
+        assert_eq!(read_header(&bytes).unwrap().items, f.len());
+        assert!((0..keys).all(|i| back.contains(&i)));
+        assert_eq!(read_any(&bytes).unwrap(), AnyFilter::Scalable(f));
     }
 }
 
@@ -266,16 +292,25 @@ fn golden_filters() -> Vec<(&'static str, AnyFilter)> {
     let mut b = BlockedBloom::with_lines(4, 7, 42).unwrap();
     let mut c = ClassicBloom::with_bits(1000, 5, 42).unwrap();
     let mut q = CuckooFilter::with_buckets(16, 12, 42).unwrap();
+    let mut n = CountingBlockedBloom::with_lines(4, 6, 42).unwrap();
+    let mut s = ScalableBlockedBloom::builder(8, 0.01)
+        .seed(42)
+        .build()
+        .unwrap();
     for i in 0..40 {
         let key = format!("key-{i}");
         b.insert(&key);
         c.insert(&key);
         q.insert(&key).unwrap();
+        n.insert(&key);
+        s.insert(&key);
     }
     vec![
         ("blocked_v1.lbf", b.into()),
         ("classic_v1.lbf", c.into()),
         ("cuckoo_v1.lbf", q.into()),
+        ("counting_v1.lbf", n.into()),
+        ("scalable_v1.lbf", s.into()),
     ]
 }
 

@@ -9,7 +9,10 @@
 
 use linebloom::blocked::AlignedBytes;
 use linebloom::format::{read_any, read_header};
-use linebloom::{BlockedBloom, BlockedBloomRef, ClassicBloom, CuckooFilter, Filter};
+use linebloom::{
+    BlockedBloom, BlockedBloomRef, ClassicBloom, CountingBlockedBloom, CuckooFilter, Filter,
+    ScalableBlockedBloom,
+};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -26,8 +29,13 @@ fn inputs(data: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-/// Small valid filters of every kind, serialized.
+/// Small valid filters of every kind, serialized (built once).
 fn valid_filters() -> Vec<Vec<u8>> {
+    static FILTERS: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    FILTERS.get_or_init(build_valid_filters).clone()
+}
+
+fn build_valid_filters() -> Vec<Vec<u8>> {
     let mut blocked = BlockedBloom::with_fpr(200, 0.01).unwrap();
     let mut classic = ClassicBloom::with_fpr(200, 0.01).unwrap();
     let mut cuckoo = CuckooFilter::with_fpr(200, 0.01).unwrap();
@@ -36,12 +44,20 @@ fn valid_filters() -> Vec<Vec<u8>> {
         classic.insert(&i);
         cuckoo.insert(&i).unwrap();
     }
+    let mut counting = CountingBlockedBloom::with_fpr(100, 0.01).unwrap();
+    let mut scalable = ScalableBlockedBloom::with_fpr(10, 0.01).unwrap();
+    for i in 0..100u64 {
+        counting.insert(&i);
+        scalable.insert(&i);
+    }
     let empty = BlockedBloom::with_bits_per_key(1, 10.0).unwrap();
     vec![
         blocked.to_bytes(),
         classic.to_bytes(),
         cuckoo.to_bytes(),
         empty.to_bytes(),
+        counting.to_bytes(),
+        scalable.to_bytes(),
     ]
 }
 
@@ -112,6 +128,19 @@ fn check_every_reader(data: &[u8]) {
         filter.contains(&data.len());
         let _ = filter.insert(&data.len());
     }
+    if let Ok(filter) = CountingBlockedBloom::from_bytes(data) {
+        let again = filter.to_bytes();
+        assert_eq!(
+            CountingBlockedBloom::from_bytes(&again).as_ref(),
+            Ok(&filter)
+        );
+        filter.contains(&data.len());
+    }
+    if let Ok(mut filter) = ScalableBlockedBloom::from_bytes(data) {
+        assert_eq!(filter.to_bytes(), data);
+        filter.contains(&data.len());
+        filter.insert(&data.len());
+    }
     if let Ok(aligned) = AlignedBytes::from_slice(data) {
         let owned = BlockedBloom::from_bytes(data);
         match BlockedBloomRef::from_bytes(&aligned) {
@@ -149,7 +178,7 @@ proptest! {
     }
 
     #[test]
-    fn damaged_filters_are_an_error_or_a_filter(which in 0usize..4, damage in damage()) {
+    fn damaged_filters_are_an_error_or_a_filter(which in 0usize..6, damage in damage()) {
         let data = apply(valid_filters().swap_remove(which), &damage);
         for input in inputs(&data) {
             check_every_reader(&input);

@@ -24,6 +24,8 @@ fn build_query_stats_for_every_kind() {
         ("blocked", ["--fpr", "0.01"]),
         ("classic", ["--bits-per-key", "10"]),
         ("cuckoo", ["--fpr", "0.01"]),
+        ("counting", ["--fpr", "0.01"]),
+        ("scalable", ["--fpr", "0.01"]),
     ] {
         let (o, filter) = build(&dir, kind, &keys, &size);
         assert!(o.status.success(), "{kind}: {}", stderr(&o));
@@ -244,4 +246,47 @@ fn a_full_cuckoo_filter_exits_1() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fpr_measures_the_counting_and_scalable_filters() {
+    let fpr = |args: &[&str]| -> serde_json::Value {
+        let o = run(linebloom().arg("fpr").args(args).arg("--json"));
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let counting = fpr(&[
+        "--filter", "counting", "--items", "20000", "--fpr", "0.01", "--probes", "200000",
+    ]);
+    assert_eq!(counting["false_negatives"], 0);
+    let measured = counting["measured_fpr"].as_f64().unwrap();
+    assert!(measured < 0.015, "{measured}");
+    // 20,000 keys into a chain sized for 20 at first (1000x growth): under the bound.
+    let scalable = fpr(&[
+        "--filter",
+        "scalable",
+        "--items",
+        "20000",
+        "--initial-items",
+        "20",
+        "--fpr",
+        "0.01",
+        "--probes",
+        "200000",
+    ]);
+    assert_eq!(scalable["false_negatives"], 0);
+    let measured = scalable["measured_fpr"].as_f64().unwrap();
+    assert!(measured < 0.01, "{measured}");
+    assert!(scalable["bits_per_key"].as_f64().unwrap() > 10.0);
+    // A scalable filter needs an FPR, not bits per key.
+    let o = run(linebloom().args([
+        "fpr",
+        "--filter",
+        "scalable",
+        "--items",
+        "100",
+        "--bits-per-key",
+        "10",
+    ]));
+    assert_usage_failure(&o, "scalable");
 }

@@ -201,15 +201,15 @@ impl AnyFilter {
     }
 
     /// Share of the filter in use: set bits over all bits for the Bloom filters (non-zero
-    /// counters for the counting filter, keys over capacity for the scalable one), occupied
-    /// slots over all slots (the load factor) for the cuckoo filter.
+    /// counters for the counting filter, set bits of all its filters for the scalable one),
+    /// occupied slots over all slots (the load factor) for the cuckoo filter.
     pub fn fill_ratio(&self) -> f64 {
         match self {
             AnyFilter::Blocked(f) => f.fill_ratio(),
             AnyFilter::Classic(f) => f.fill_ratio(),
             AnyFilter::Cuckoo(f) => f.load_factor(),
             AnyFilter::Counting(f) => f.fill_ratio(),
-            AnyFilter::Scalable(f) => f.len() as f64 / f.capacity() as f64,
+            AnyFilter::Scalable(f) => f.fill_ratio(),
         }
     }
 
