@@ -11,9 +11,14 @@
 //! - [`CuckooFilter`], the reference with delete: fingerprints in 4-slot buckets. Supports
 //!   `remove`, and below about 0.3 % FPR needs fewer bits than a Bloom filter; an insert can fail
 //!   with [`Error::Full`] (losing nothing) once the table is about 95 % full.
+//! - [`CountingBlockedBloom`], delete on one cache line: 4-bit counters in place of the
+//!   engine's bits. `remove` never makes an inserted key disappear (saturated counters stay).
+//! - [`ScalableBlockedBloom`], growth: a chain of blocked filters that grows as keys arrive,
+//!   its FPR under the target however far it grows.
 //!
-//! All three share the [`Filter`] trait (hash-level insert and lookup) and the same
-//! constructors: `with_fpr(items, fpr)`, `with_bits_per_key(items, bits)` and a `builder`.
+//! All share the [`Filter`] trait (hash-level insert and lookup) and the format ([`format`],
+//! [`AnyFilter`]); the first four the same constructors: `with_fpr(items, fpr)`,
+//! `with_bits_per_key(items, bits)` and a `builder`.
 //!
 //! Keys are hashed with xxh3-64 and a per-filter seed ([`hash`]); engines that already hashed
 //! use the `*_hash` methods. Sizing and FPR formulas live in [`model`].

@@ -170,6 +170,27 @@ pub fn blocked_bits_per_key(fpr: f64) -> Result<f64> {
             allowed: "at least 1e-10 for the blocked filter (one cache line caps its FPR)",
         });
     }
+    // The search takes milliseconds; a scalable filter asks again for every filter it adds,
+    // and a program that builds many filters asks the same few rates, so answers are kept.
+    static KNOWN: std::sync::Mutex<Vec<(u64, f64)>> = std::sync::Mutex::new(Vec::new());
+    let key = fpr.to_bits();
+    if let Ok(known) = KNOWN.lock()
+        && let Some(&(_, bits)) = known.iter().find(|(k, _)| *k == key)
+    {
+        return Ok(bits);
+    }
+    let bits = search_blocked_bits_per_key(fpr)?;
+    if let Ok(mut known) = KNOWN.lock() {
+        if known.len() >= 64 {
+            known.remove(0);
+        }
+        known.push((key, bits));
+    }
+    Ok(bits)
+}
+
+/// The bisection behind [`blocked_bits_per_key`].
+fn search_blocked_bits_per_key(fpr: f64) -> Result<f64> {
     let best = |c: f64| blocked_fpr(c, blocked_optimal_hashes(c));
     let (mut lo, mut hi) = (1.0f64, 8.0f64);
     while best(hi) > fpr {

@@ -89,6 +89,16 @@ impl Contender {
         }
     }
 
+    /// The largest filter the speed sweep measures this contender at: a scalable chain grown
+    /// 1000x reads each of its filters on every miss and insert, so past the cache one fill
+    /// and its lookups take minutes.
+    pub fn speed_sweep_max_bytes(self) -> Option<usize> {
+        match self {
+            Contender::Ours(FilterKind::Scalable) => Some(16 << 20),
+            _ => None,
+        }
+    }
+
     /// Whether this is a peer crate.
     pub fn is_peer(self) -> bool {
         matches!(self, Contender::Peer(_))

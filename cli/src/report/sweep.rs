@@ -128,6 +128,21 @@ pub fn run_report(
         let limit = probe_memory(size, config.lookups, config.sampling(), config.seed);
         for &c in &config.filters {
             step(format!("{c}, {label}"), progress);
+            if let Some(most) = c.speed_sweep_max_bytes()
+                && size > most
+            {
+                skipped.push(Skip {
+                    filter: c.name().to_string(),
+                    what: format!("speed at {label}"),
+                    reason: format!(
+                        "the speed sweep stops this filter at {}: every miss and every insert \
+                         reads each filter of its chain, so one fill and its lookups past the \
+                         cache take minutes (scalable_tuning measures it to 1 M keys)",
+                        format_byte_size(most)
+                    ),
+                });
+                continue;
+            }
             match measure_speed(c, size, config, &pools, &limit) {
                 Ok((row, rows)) => {
                     speed.push(row);
