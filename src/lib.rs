@@ -16,7 +16,7 @@
 //! - [`ScalableBlockedBloom`], growth: a chain of blocked filters that grows as keys arrive,
 //!   its FPR under the target however far it grows.
 //!
-//! All share the [`Filter`] trait (hash-level insert and lookup) and the format ([`format`],
+//! All share the [`Filter`] trait (hash-level insert and lookup) and the format ([`format`](mod@format),
 //! [`AnyFilter`]); the first four the same constructors: `with_fpr(items, fpr)`,
 //! `with_bits_per_key(items, bits)` and a `builder`.
 //!

@@ -78,18 +78,7 @@ impl BlockedBloom {
         };
         let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
         let mut out = Checksummed::new(out, header)?;
-        if cfg!(target_endian = "little") {
-            // The in-memory lines are the format's bytes.
-            out.put(bytemuck::cast_slice(self.lines()))?;
-        } else {
-            let mut buf = [0u8; 64];
-            for line in self.lines() {
-                for (bytes, word) in buf.chunks_exact_mut(4).zip(line.0) {
-                    bytes.copy_from_slice(&word.to_le_bytes());
-                }
-                out.put(&buf)?;
-            }
-        }
+        put_lines(&mut out, self.lines())?;
         out.finish()
     }
 
@@ -103,13 +92,7 @@ impl BlockedBloom {
         };
         // The line count is the checked payload length over 64, so the allocation is bounded by
         // the input's size.
-        let mut lines = zeroed_lines(payload.len() / std::mem::size_of::<Line>())?;
-        bytemuck::cast_slice_mut::<Line, u8>(&mut lines[..]).copy_from_slice(payload);
-        if cfg!(target_endian = "big") {
-            for word in bytemuck::cast_slice_mut::<Line, u32>(&mut lines[..]) {
-                *word = u32::from_le(*word);
-            }
-        }
+        let lines = lines_from(payload)?;
         BlockedBloom::from_parts(lines, hashes, header.seed).map_err(into_corrupt)
     }
 }
@@ -251,6 +234,35 @@ impl CountingBlockedBloom {
     }
 }
 
+/// Writes a blocked filter's lines as little-endian `u32` words (the in-memory bytes on a
+/// little-endian machine).
+fn put_lines<W: Write>(out: &mut Checksummed<W>, lines: &[Line]) -> Result<()> {
+    if cfg!(target_endian = "little") {
+        return out.put(bytemuck::cast_slice(lines));
+    }
+    let mut buf = [0u8; 64];
+    for line in lines {
+        for (bytes, word) in buf.chunks_exact_mut(4).zip(line.0) {
+            bytes.copy_from_slice(&word.to_le_bytes());
+        }
+        out.put(&buf)?;
+    }
+    Ok(())
+}
+
+/// A blocked filter's lines from a payload of little-endian `u32` words (its length a checked
+/// multiple of 64).
+fn lines_from(payload: &[u8]) -> Result<LineBuf> {
+    let mut lines = zeroed_lines(payload.len() / std::mem::size_of::<Line>())?;
+    bytemuck::cast_slice_mut::<Line, u8>(&mut lines[..]).copy_from_slice(payload);
+    if cfg!(target_endian = "big") {
+        for word in bytemuck::cast_slice_mut::<Line, u32>(&mut lines[..]) {
+            *word = u32::from_le(*word);
+        }
+    }
+    Ok(lines)
+}
+
 /// Writes lines as little-endian `u64` words (the in-memory bytes on a little-endian machine).
 fn put_words<W: Write>(out: &mut Checksummed<W>, lines: &[Line]) -> Result<()> {
     if cfg!(target_endian = "little") {
@@ -314,17 +326,7 @@ impl ScalableBlockedBloom {
             block[8..12].copy_from_slice(&part.hashes().to_le_bytes());
             block[16..24].copy_from_slice(&len.to_le_bytes());
             out.put(&block)?;
-            if cfg!(target_endian = "little") {
-                out.put(bytemuck::cast_slice(part.lines()))?;
-            } else {
-                let mut buf = [0u8; 64];
-                for line in part.lines() {
-                    for (bytes, word) in buf.chunks_exact_mut(4).zip(line.0) {
-                        bytes.copy_from_slice(&word.to_le_bytes());
-                    }
-                    out.put(&buf)?;
-                }
-            }
+            put_lines(&mut out, part.lines())?;
         }
         out.finish()
     }
@@ -367,14 +369,8 @@ impl ScalableBlockedBloom {
                     ))
                 })?;
             let (payload, after) = after.split_at(bytes);
-            let mut buf = zeroed_lines(bytes / std::mem::size_of::<Line>())?;
-            bytemuck::cast_slice_mut::<Line, u8>(&mut buf[..]).copy_from_slice(payload);
-            if cfg!(target_endian = "big") {
-                for word in bytemuck::cast_slice_mut::<Line, u32>(&mut buf[..]) {
-                    *word = u32::from_le(*word);
-                }
-            }
-            let part = BlockedBloom::from_parts(buf, hashes, header.seed).map_err(into_corrupt)?;
+            let part = BlockedBloom::from_parts(lines_from(payload)?, hashes, header.seed)
+                .map_err(into_corrupt)?;
             total = total.saturating_add(len);
             parts.push((part, len));
             rest = after;

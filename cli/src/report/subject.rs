@@ -305,27 +305,7 @@ impl Subject for CountingBlockedBloom {
         }
         Ok(0)
     }
-    fn count_each(&self, hashes: &[u64]) -> u64 {
-        hashes
-            .iter()
-            .map(|&h| u64::from(self.contains_hash(h)))
-            .sum()
-    }
-    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
-        Some(out_for(hashes, out).and_then(|out| {
-            self.contains_hashes(hashes, out)?;
-            Ok(count_true(out))
-        }))
-    }
-    fn size_bytes(&self) -> usize {
-        CountingBlockedBloom::size_bytes(self)
-    }
-    fn touch(&mut self) {
-        self.clear();
-    }
-    fn model_fpr(&self, items: u64) -> Option<f64> {
-        Some(self.expected_fpr(items))
-    }
+    ours_lookups!(CountingBlockedBloom);
 }
 
 impl Subject for ScalableBlockedBloom {
@@ -345,27 +325,7 @@ impl Subject for ScalableBlockedBloom {
         self.insert_hashes(hashes);
         Ok(0)
     }
-    fn count_each(&self, hashes: &[u64]) -> u64 {
-        hashes
-            .iter()
-            .map(|&h| u64::from(self.contains_hash(h)))
-            .sum()
-    }
-    fn count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
-        Some(out_for(hashes, out).and_then(|out| {
-            self.contains_hashes(hashes, out)?;
-            Ok(count_true(out))
-        }))
-    }
-    fn size_bytes(&self) -> usize {
-        ScalableBlockedBloom::size_bytes(self)
-    }
-    fn touch(&mut self) {
-        self.clear();
-    }
-    fn model_fpr(&self, items: u64) -> Option<f64> {
-        Some(self.expected_fpr(items))
-    }
+    ours_lookups!(ScalableBlockedBloom);
 }
 
 /// A filter of a kind chosen at run time is measured as the filter inside it (used by
