@@ -121,8 +121,7 @@ fn increments(hash: u64, hashes: u32) -> u64x8 {
     let prod: u64x8 = bytemuck::cast(u32x16::splat(hash as u32) * SALT_HIGH);
     let at: u64x8 = (prod >> 60u64) << 2u64;
     let r = ((hash >> 32) & 7) as usize;
-    let words: &[u64; 16] = &ENABLE[hashes.clamp(1, MAX_COUNTING_HASHES) as usize];
-    let enable = u64x8::new(words[8 - r..16 - r].try_into().unwrap_or([0; 8]));
+    let enable = u64x8::new(ENABLE[hashes.clamp(1, MAX_COUNTING_HASHES) as usize][r]);
     (u64x8::splat(1) << at) & enable
 }
 
@@ -142,18 +141,20 @@ const SALT_HIGH: u32x16 = {
     u32x16::new(out)
 };
 
-/// `ENABLE[k][8 - r..16 - r]`: all ones in the words a key with k counters and rotation `r`
-/// uses (words `(i + r) mod 8` for `i < k`), zero in the others.
-const ENABLE: [[u64; 16]; 9] = {
-    let mut out = [[0u64; 16]; 9];
+/// `ENABLE[k][r]`: all ones in the words a key with k counters and rotation `r` uses (words
+/// `(i + r) mod 8` for `i < k`), zero in the others.
+const ENABLE: [[[u64; 8]; 8]; 9] = {
+    let mut out = [[[0u64; 8]; 8]; 9];
     let mut k = 0;
     while k <= 8 {
-        let mut i = 0;
-        while i < 16 {
-            // Word w of the window at 8 - r is element i = 8 - r + w, and the key's probe in
-            // word w is probe (w - r) mod 8 = i mod 8.
-            out[k][i] = if i % 8 < k { u64::MAX } else { 0 };
-            i += 1;
+        let mut r = 0;
+        while r < 8 {
+            let mut i = 0;
+            while i < k {
+                out[k][r][(i + r) % 8] = u64::MAX;
+                i += 1;
+            }
+            r += 1;
         }
         k += 1;
     }
@@ -165,7 +166,9 @@ const ENABLE: [[u64; 16]; 9] = {
 #[inline(always)]
 fn all_present(line: u64x8, inc: u64x8) -> bool {
     let folded: u64x8 = line | (line >> 1u64) | (line >> 2u64) | (line >> 3u64);
-    (inc & !folded) == u64x8::ZERO
+    // As the engine's test: a lane compare and one mask test, no scalar loop over the lanes.
+    let missing: u32x16 = bytemuck::cast(inc & !folded);
+    missing.simd_eq(u32x16::ZERO).all()
 }
 
 /// The counters of `line` that are saturated, as 1 in the low bit of each.
