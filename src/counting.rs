@@ -143,7 +143,7 @@ const SALT_HIGH: u32x16 = {
 
 /// `ENABLE[k][r]`: all ones in the words a key with k counters and rotation `r` uses (words
 /// `(i + r) mod 8` for `i < k`), zero in the others.
-const ENABLE: [[[u64; 8]; 8]; 9] = {
+static ENABLE: [[[u64; 8]; 8]; 9] = {
     let mut out = [[[0u64; 8]; 8]; 9];
     let mut k = 0;
     while k <= 8 {
