@@ -28,10 +28,10 @@
 use wide::{u32x16, u64x8};
 
 use crate::blocked::simd::SALTS;
-use crate::blocked::{Line, LineBuf};
+use crate::blocked::{Line, LineBuf, line_for, line_for_mut};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
 use crate::filter::{Filter, FilterKind};
-use crate::hash::{DEFAULT_SEED, Key, reduce};
+use crate::hash::{DEFAULT_SEED, Key};
 
 /// Counters in one line.
 pub const LINE_COUNTERS: u32 = 128;
@@ -336,8 +336,10 @@ impl CountingBlockedBloom {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
         let k = self.hashes;
-        let i = reduce(hash, self.lines.len());
-        let line = &mut self.lines[i];
+        // The engine's line choice, without a bounds check (a filter has at least one line).
+        let Some(line) = line_for_mut(&mut self.lines, hash) else {
+            return;
+        };
         let value = load(line);
         let inc = increments(hash, k);
         store(line, value + (inc & !saturated(value)));
@@ -346,8 +348,10 @@ impl CountingBlockedBloom {
     /// Whether a pre-hashed key may be present: all its counters are non-zero.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let line = &self.lines[reduce(hash, self.lines.len())];
-        all_present(load(line), increments(hash, self.hashes))
+        all_present(
+            load(line_for(&self.lines, hash)),
+            increments(hash, self.hashes),
+        )
     }
 
     /// Removes one insert of a pre-hashed key: 1 less in each of its counters that is not
@@ -356,8 +360,9 @@ impl CountingBlockedBloom {
     #[inline]
     pub fn remove_hash(&mut self, hash: u64) -> bool {
         let k = self.hashes;
-        let i = reduce(hash, self.lines.len());
-        let line = &mut self.lines[i];
+        let Some(line) = line_for_mut(&mut self.lines, hash) else {
+            return false;
+        };
         let value = load(line);
         let inc = increments(hash, k);
         if !all_present(value, inc) {
@@ -369,10 +374,9 @@ impl CountingBlockedBloom {
 
     /// Inserts many pre-hashed keys, with each line prefetched a few keys ahead.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
-        let n = self.lines.len();
         for (i, &h) in hashes.iter().enumerate() {
             if let Some(&ahead) = hashes.get(i + AHEAD) {
-                crate::prefetch::prefetch(&self.lines[reduce(ahead, n)]);
+                crate::prefetch::prefetch(line_for(&self.lines, ahead));
             }
             self.insert_hash(h);
         }
@@ -388,10 +392,9 @@ impl CountingBlockedBloom {
                 allowed: "equal to the number of hashes",
             });
         }
-        let n = self.lines.len();
         for (i, (&h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {
             if let Some(&ahead) = hashes.get(i + AHEAD) {
-                crate::prefetch::prefetch(&self.lines[reduce(ahead, n)]);
+                crate::prefetch::prefetch(line_for(&self.lines, ahead));
             }
             *o = self.contains_hash(h);
         }

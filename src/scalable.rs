@@ -202,17 +202,20 @@ impl ScalableBlockedBloom {
     /// Batched lookup: `out[i] = contains_hash(hashes[i])`, each filter's batched, prefetching
     /// lookup in turn, newest first. An error when the lengths differ.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        let mut part_out = vec![false; hashes.len()];
-        let mut first = true;
-        for part in self.filters.iter().rev() {
-            if first {
-                part.filter.contains_hashes(hashes, out)?;
-                first = false;
-                continue;
-            }
-            part.filter.contains_hashes(hashes, &mut part_out)?;
-            for (o, p) in out.iter_mut().zip(&part_out) {
-                *o |= *p;
+        let (newest, older) = self
+            .filters
+            .split_last()
+            .expect("a chain is built with its first filter and never loses one");
+        newest.filter.contains_hashes(hashes, out)?;
+        // The older filters answer a chunk at a time into a buffer on the stack, ORed in.
+        let mut part_out = [false; 1024];
+        for (hashes, out) in hashes.chunks(1024).zip(out.chunks_mut(1024)) {
+            let part_out = &mut part_out[..hashes.len()];
+            for part in older.iter().rev() {
+                part.filter.contains_hashes(hashes, part_out)?;
+                for (o, p) in out.iter_mut().zip(part_out.iter()) {
+                    *o |= *p;
+                }
             }
         }
         Ok(())

@@ -1,5 +1,5 @@
 use super::*;
-use crate::hash::mix64;
+use crate::hash::{mix64, reduce};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
