@@ -27,16 +27,19 @@ pub enum FilterKind {
     Counting,
     /// [`crate::ScalableBlockedBloom`]: a chain of blocked filters that grows with its keys.
     Scalable,
+    /// [`crate::SplitBlockBloom`]: the Parquet split-block layout (32-byte blocks, XXH64).
+    SplitBlock,
 }
 
 impl FilterKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [FilterKind; 5] = [
+    pub const ALL: [FilterKind; 6] = [
         FilterKind::Blocked,
         FilterKind::Classic,
         FilterKind::Cuckoo,
         FilterKind::Counting,
         FilterKind::Scalable,
+        FilterKind::SplitBlock,
     ];
 
     /// The short name used on the command line and in reports.
@@ -47,6 +50,7 @@ impl FilterKind {
             FilterKind::Cuckoo => "cuckoo",
             FilterKind::Counting => "counting",
             FilterKind::Scalable => "scalable",
+            FilterKind::SplitBlock => "split-block",
         }
     }
 }
@@ -66,10 +70,11 @@ impl std::str::FromStr for FilterKind {
             "cuckoo" => Ok(FilterKind::Cuckoo),
             "counting" => Ok(FilterKind::Counting),
             "scalable" => Ok(FilterKind::Scalable),
+            "split-block" | "sbbf" => Ok(FilterKind::SplitBlock),
             other => Err(Error::InvalidParameter {
                 name: "filter",
                 value: other.to_string(),
-                allowed: "one of blocked, classic, cuckoo, counting, scalable",
+                allowed: "one of blocked, classic, cuckoo, counting, scalable, split-block",
             }),
         }
     }
@@ -105,7 +110,7 @@ pub trait Filter: Send + Sync {
     fn size_bytes(&self) -> usize;
     /// Probes per key (Bloom filters) or fingerprint bits (cuckoo filter).
     fn hashes(&self) -> u32;
-    /// The hash seed.
+    /// The hash seed (0 for the split-block filter, whose hash is XXH64 with seed 0).
     fn seed(&self) -> u64;
     /// The FPR the model expects once `items` distinct keys are in the filter.
     fn expected_fpr(&self, items: u64) -> f64;

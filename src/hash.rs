@@ -67,6 +67,26 @@ pub fn random_seed() -> u64 {
 pub trait Key {
     /// The 64-bit hash of this key under `seed`.
     fn hash_with_seed(&self, seed: u64) -> u64;
+
+    /// XXH64 with seed 0 of the same bytes ([`hash_xxh64`]): the hash of the Parquet
+    /// split-block filter ([`crate::SplitBlockBloom`]). For byte-like keys, `i32`, `i64`,
+    /// `f32` and `f64` those bytes are Parquet's plain encoding of BYTE_ARRAY, INT32, INT64,
+    /// FLOAT and DOUBLE values.
+    ///
+    /// ```
+    /// use linebloom::Key;
+    ///
+    /// assert_eq!("".hash_xxh64(), 17241709254077376921);
+    /// assert_eq!(7i32.hash_xxh64(), 7i32.to_le_bytes().hash_xxh64());
+    /// ```
+    fn hash_xxh64(&self) -> u64;
+}
+
+/// XXH64 with seed 0 of `bytes`: the Parquet split-block filter's hash of a value's plain
+/// encoding.
+#[inline]
+pub fn hash_xxh64(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh64::xxh64(bytes, 0)
 }
 
 /// Hashes `bytes` with xxh3-64 under `seed`: the hash of every byte-like key.
@@ -92,12 +112,22 @@ impl Key for [u8] {
     fn hash_with_seed(&self, seed: u64) -> u64 {
         hash_bytes(self, seed)
     }
+
+    #[inline]
+    fn hash_xxh64(&self) -> u64 {
+        hash_xxh64(self)
+    }
 }
 
 impl Key for str {
     #[inline]
     fn hash_with_seed(&self, seed: u64) -> u64 {
         hash_bytes(self.as_bytes(), seed)
+    }
+
+    #[inline]
+    fn hash_xxh64(&self) -> u64 {
+        hash_xxh64(self.as_bytes())
     }
 }
 
@@ -106,12 +136,22 @@ impl Key for String {
     fn hash_with_seed(&self, seed: u64) -> u64 {
         hash_bytes(self.as_bytes(), seed)
     }
+
+    #[inline]
+    fn hash_xxh64(&self) -> u64 {
+        hash_xxh64(self.as_bytes())
+    }
 }
 
 impl Key for Vec<u8> {
     #[inline]
     fn hash_with_seed(&self, seed: u64) -> u64 {
         hash_bytes(self, seed)
+    }
+
+    #[inline]
+    fn hash_xxh64(&self) -> u64 {
+        hash_xxh64(self)
     }
 }
 
@@ -120,12 +160,22 @@ impl<const N: usize> Key for [u8; N] {
     fn hash_with_seed(&self, seed: u64) -> u64 {
         hash_bytes(self, seed)
     }
+
+    #[inline]
+    fn hash_xxh64(&self) -> u64 {
+        hash_xxh64(self)
+    }
 }
 
 impl<T: Key + ?Sized> Key for &T {
     #[inline]
     fn hash_with_seed(&self, seed: u64) -> u64 {
         (**self).hash_with_seed(seed)
+    }
+
+    #[inline]
+    fn hash_xxh64(&self) -> u64 {
+        (**self).hash_xxh64()
     }
 }
 
@@ -136,6 +186,11 @@ macro_rules! integer_key {
             fn hash_with_seed(&self, seed: u64) -> u64 {
                 hash_bytes(&(*self as $wide).to_le_bytes(), seed)
             }
+
+            #[inline]
+            fn hash_xxh64(&self) -> u64 {
+                hash_xxh64(&(*self as $wide).to_le_bytes())
+            }
         }
     )*};
 }
@@ -144,6 +199,26 @@ integer_key!(
     u8 => u8, u16 => u16, u32 => u32, u64 => u64, u128 => u128, usize => u64,
     i8 => i8, i16 => i16, i32 => i32, i64 => i64, i128 => i128, isize => i64,
 );
+
+/// Floats hash as their little-endian IEEE 754 bytes (Parquet's FLOAT and DOUBLE plain
+/// encodings), so `0.0` and `-0.0` are different keys, and each NaN payload its own.
+macro_rules! float_key {
+    ($($t:ty),* $(,)?) => {$(
+        impl Key for $t {
+            #[inline]
+            fn hash_with_seed(&self, seed: u64) -> u64 {
+                hash_bytes(&self.to_le_bytes(), seed)
+            }
+
+            #[inline]
+            fn hash_xxh64(&self) -> u64 {
+                hash_xxh64(&self.to_le_bytes())
+            }
+        }
+    )*};
+}
+
+float_key!(f32, f64);
 
 /// Derives a filter's probe sequence from one 64-bit hash for layouts that need k independent
 /// positions (the classic filter): enhanced double hashing after Kirsch and Mitzenmacher,

@@ -15,13 +15,18 @@
 //!   engine's bits. `remove` never makes an inserted key disappear (saturated counters stay).
 //! - [`ScalableBlockedBloom`], growth: a chain of blocked filters that grows as keys arrive,
 //!   its FPR under the target however far it grows.
+//! - [`SplitBlockBloom`], the Parquet layout: the split-block filters Parquet files carry
+//!   (32-byte blocks, 8 bits per key, XXH64), read and written bit for bit as every Parquet
+//!   reader does, with the engine's batched lookups and bulk insert. [`SplitBlockBloomRef`]
+//!   queries a bitset in place.
 //!
 //! All share the [`Filter`] trait (hash-level insert and lookup) and the format ([`format`](mod@format),
 //! [`AnyFilter`]); the first four the same constructors: `with_fpr(items, fpr)`,
 //! `with_bits_per_key(items, bits)` and a `builder`.
 //!
-//! Keys are hashed with xxh3-64 and a per-filter seed ([`hash`]); engines that already hashed
-//! use the `*_hash` methods. Sizing and FPR formulas live in [`model`].
+//! Keys are hashed with xxh3-64 and a per-filter seed ([`hash`]), except by the split-block
+//! filter, which hashes as Parquet does (XXH64, seed 0); engines that already hashed use the
+//! `*_hash` methods. Sizing and FPR formulas live in [`model`].
 //!
 //! To build a large blocked filter, give [`BlockedBloom::par_insert_hashes`] all its keys at
 //! once (or, building one filter after another, [`BlockedBloom::par_insert_hashes_with`] with
@@ -69,6 +74,7 @@ pub mod format;
 pub mod hash;
 pub mod model;
 mod prefetch;
+pub mod sbbf;
 pub mod scalable;
 
 #[doc(hidden)]
@@ -84,4 +90,5 @@ pub use error::{Error, Result};
 pub use filter::{Filter, FilterKind};
 pub use format::AnyFilter;
 pub use hash::Key;
+pub use sbbf::{SplitBlockBloom, SplitBlockBloomRef};
 pub use scalable::{ScalableBlockedBloom, ScalableBlockedBloomBuilder};

@@ -260,6 +260,72 @@ pub fn block_optimal_hashes(block_bits: u32, bits_per_key: f64) -> (u32, f64) {
         .unwrap_or((1, 1.0))
 }
 
+/// FPR of the Parquet split-block Bloom filter ([`crate::SplitBlockBloom`]) at `bits_per_key`
+/// bits per key: 256-bit blocks of eight 32-bit words, each key setting one uniform bit in each
+/// word of one uniform block (Putze, Sanders and Singler, "Cache-, hash- and space-efficient
+/// Bloom filters", 2007, the split-block variant). Keys per block are Poisson with mean
+/// `λ = 256 / c`; with `j` keys in its block a query's bit in one word is set with probability
+/// `1 - (31/32)^j`, independently across the eight words, so
+/// `FPR = Σ_j Pois(j; λ) (1 - (31/32)^j)^8`.
+///
+/// ```
+/// use linebloom::model::split_block_fpr;
+///
+/// let p = split_block_fpr(10.0);
+/// assert!(p > 0.012 && p < 0.013);
+/// ```
+pub fn split_block_fpr(bits_per_key: f64) -> f64 {
+    if bits_per_key.is_nan() || bits_per_key <= 0.0 {
+        return 1.0;
+    }
+    let lambda = 256.0 / bits_per_key;
+    // Sum the Poisson terms in log space to well past the mean (the tail beyond is below 1e-30).
+    let last = (lambda + 20.0 * lambda.sqrt() + 50.0).ceil() as u64;
+    let miss = (31.0f64 / 32.0).ln();
+    let mut log_pois = -lambda; // ln Pois(0; λ)
+    let mut sum = 0.0;
+    for j in 0..=last {
+        if j > 0 {
+            log_pois += lambda.ln() - (j as f64).ln();
+        }
+        let hit = -(miss * j as f64).exp_m1(); // 1 - (31/32)^j, exact for small j
+        sum += (log_pois + 8.0 * hit.ln()).exp();
+    }
+    sum.clamp(0.0, 1.0)
+}
+
+/// Bits per key a split-block filter needs for `fpr` by [`split_block_fpr`] (bisection; the
+/// FPR falls as bits grow). Parquet writers size with the simpler
+/// [`crate::sbbf::parquet_bitset_bytes`], then round up to a power of two.
+///
+/// ```
+/// use linebloom::model::{split_block_bits_per_key, split_block_fpr};
+///
+/// let c = split_block_bits_per_key(0.01)?;
+/// assert!((split_block_fpr(c) / 0.01 - 1.0).abs() < 1e-6);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+pub fn split_block_bits_per_key(fpr: f64) -> Result<f64> {
+    check_fpr(fpr)?;
+    let max = crate::error::MAX_BITS_PER_KEY;
+    if split_block_fpr(max) > fpr {
+        return Err(crate::Error::InvalidFpr(fpr));
+    }
+    let (mut lo, mut hi) = (1.0f64, max);
+    if split_block_fpr(lo) <= fpr {
+        return Ok(lo);
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if split_block_fpr(mid) > fpr {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(hi)
+}
+
 /// FPR of a cuckoo filter with `fingerprint_bits`-bit fingerprints, `slots` slots per bucket and
 /// load factor `load` (Fan et al., "Cuckoo filter: practically better than Bloom", 2014): a
 /// lookup compares against the `2 * slots * load` occupied slots of its two buckets, each a false

@@ -11,7 +11,7 @@ use linebloom::format::{self, AnyFilter, HEADER_LEN, Shape, read_any, read_heade
 use linebloom::hash::mix64;
 use linebloom::{
     BlockedBloom, BlockedBloomRef, ClassicBloom, CountingBlockedBloom, CuckooFilter, Error, Filter,
-    FilterKind, ScalableBlockedBloom,
+    FilterKind, ScalableBlockedBloom, SplitBlockBloom,
 };
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
@@ -106,6 +106,51 @@ fn every_kind_round_trips() {
         assert!((0..keys).all(|i| back.contains(&i)));
         assert_eq!(read_any(&bytes).unwrap(), AnyFilter::Scalable(f));
     }
+    for (blocks, keys) in [(1, 0), (3, 100), (1024, 5_000)] {
+        let mut f = SplitBlockBloom::with_blocks(blocks).unwrap();
+        (0..keys).for_each(|i: u64| f.insert(&i));
+        let bytes = f.to_bytes();
+        assert_eq!(bytes.len(), 64 + blocks * 32 + 8);
+        // The payload is the Parquet bitset itself.
+        assert_eq!(&bytes[64..64 + blocks * 32], f.bitset());
+        let mut streamed = Vec::new();
+        f.write_to(&mut streamed).unwrap();
+        assert_eq!(streamed, bytes);
+        assert_eq!(SplitBlockBloom::from_bytes(&bytes).unwrap(), f);
+        let h = read_header(&bytes).unwrap();
+        assert_eq!(
+            (h.shape, h.seed),
+            (
+                Shape::SplitBlock {
+                    blocks: blocks as u64
+                },
+                0
+            )
+        );
+        let any = read_any(&bytes).unwrap();
+        assert!((0..keys).all(|i| any.contains(&i)));
+        assert_eq!(any, AnyFilter::SplitBlock(f));
+    }
+}
+
+#[test]
+fn split_block_parameters_are_checked() {
+    let good = SplitBlockBloom::with_blocks(2).unwrap().to_bytes();
+    for (at, value, wants) in [
+        (40, 7u64, "7 bits per key"),
+        (16, 5, "seed 0x5"),
+        (32, 0, "0 blocks"),
+        (32, 3, "payload length"),
+    ] {
+        let mut b = good.clone();
+        let width = if at == 40 { 4 } else { 8 };
+        b[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+        reseal(&mut b);
+        let m = corrupt_message(SplitBlockBloom::from_bytes(&b));
+        assert!(m.contains(wants), "{m}");
+    }
+    let m = corrupt_message(BlockedBloom::from_bytes(&good));
+    assert!(m.contains("split-block filter, not a blocked"), "{m}");
 }
 
 #[test]
@@ -297,6 +342,7 @@ fn golden_filters() -> Vec<(&'static str, AnyFilter)> {
         .seed(42)
         .build()
         .unwrap();
+    let mut p = SplitBlockBloom::with_blocks(4).unwrap();
     for i in 0..40 {
         let key = format!("key-{i}");
         b.insert(&key);
@@ -304,6 +350,7 @@ fn golden_filters() -> Vec<(&'static str, AnyFilter)> {
         q.insert(&key).unwrap();
         n.insert(&key);
         s.insert(&key);
+        p.insert(&key);
     }
     vec![
         ("blocked_v1.lbf", b.into()),
@@ -311,6 +358,7 @@ fn golden_filters() -> Vec<(&'static str, AnyFilter)> {
         ("cuckoo_v1.lbf", q.into()),
         ("counting_v1.lbf", n.into()),
         ("scalable_v1.lbf", s.into()),
+        ("split_block_v1.lbf", p.into()),
     ]
 }
 
@@ -356,7 +404,12 @@ fn any_filter() -> impl Strategy<Value = (AnyFilter, Vec<u8>)> {
         0u64..60,
     )
         .prop_map(|(b, f, s, n)| AnyFilter::from(cuckoo(b, f, s, n)));
-    prop_oneof![blocked, classic, cuckoo].prop_map(|f| {
+    let split_block = (1usize..6, 0u64..200).prop_map(|(b, n)| {
+        let mut f = SplitBlockBloom::with_blocks(b).unwrap();
+        (0..n).for_each(|i| f.insert(&i));
+        AnyFilter::from(f)
+    });
+    prop_oneof![blocked, classic, cuckoo, split_block].prop_map(|f| {
         let bytes = f.to_bytes();
         (f, bytes)
     })
@@ -428,6 +481,7 @@ fn read_everything(
     check(BlockedBloom::from_bytes(bytes).map(AnyFilter::from))?;
     check(ClassicBloom::from_bytes(bytes).map(AnyFilter::from))?;
     check(CuckooFilter::from_bytes(bytes).map(AnyFilter::from))?;
+    check(SplitBlockBloom::from_bytes(bytes).map(AnyFilter::from))?;
     let aligned = AlignedBytes::from_slice(bytes).unwrap();
     check(BlockedBloomRef::from_bytes(&aligned).map(|v| AnyFilter::from(v.to_owned())))?;
     Ok(())

@@ -7,7 +7,10 @@ use super::header::read_header;
 use crate::error::{Error, Result};
 use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::Key;
-use crate::{BlockedBloom, ClassicBloom, CountingBlockedBloom, CuckooFilter, ScalableBlockedBloom};
+use crate::{
+    BlockedBloom, ClassicBloom, CountingBlockedBloom, CuckooFilter, ScalableBlockedBloom,
+    SplitBlockBloom,
+};
 
 /// Reads a serialized filter of any kind: the CLI's way to open a file it knows nothing about.
 pub fn read_any(bytes: &[u8]) -> Result<AnyFilter> {
@@ -17,6 +20,7 @@ pub fn read_any(bytes: &[u8]) -> Result<AnyFilter> {
         FilterKind::Cuckoo => CuckooFilter::from_bytes(bytes).map(AnyFilter::Cuckoo),
         FilterKind::Counting => CountingBlockedBloom::from_bytes(bytes).map(AnyFilter::Counting),
         FilterKind::Scalable => ScalableBlockedBloom::from_bytes(bytes).map(AnyFilter::Scalable),
+        FilterKind::SplitBlock => SplitBlockBloom::from_bytes(bytes).map(AnyFilter::SplitBlock),
     }
 }
 
@@ -47,12 +51,16 @@ pub enum AnyFilter {
     Counting(CountingBlockedBloom),
     /// A scalable blocked Bloom filter.
     Scalable(ScalableBlockedBloom),
+    /// A Parquet split-block Bloom filter.
+    SplitBlock(SplitBlockBloom),
 }
 
 impl AnyFilter {
     /// An empty filter of `kind` for `items` keys: `hashes` fixes the probes per key (Bloom
     /// filters) or the fingerprint bits (cuckoo) instead of the sizing's choice. A scalable
-    /// filter starts at `items` keys and needs an FPR (its bound) and no `hashes`.
+    /// filter starts at `items` keys and needs an FPR (its bound) and no `hashes`. A split-block
+    /// filter takes no `hashes` or seed (it sets 8 bits and hashes as Parquet does); sized by
+    /// an FPR it is sized as Parquet writers size one ([`SplitBlockBloom::with_ndv_fpp`]).
     pub fn new(
         kind: FilterKind,
         items: usize,
@@ -129,6 +137,19 @@ impl AnyFilter {
                         .build()?,
                 )
             }
+            FilterKind::SplitBlock => {
+                if let Some(k) = hashes.filter(|&k| k != 8) {
+                    return Err(Error::InvalidParameter {
+                        name: "hashes",
+                        value: k.to_string(),
+                        allowed: "8 (or none) for a split-block filter (the layout sets 8 bits)",
+                    });
+                }
+                AnyFilter::SplitBlock(match sizing {
+                    Sizing::Fpr(p) => SplitBlockBloom::with_fpr(items, p)?,
+                    Sizing::BitsPerKey(bits) => SplitBlockBloom::with_bits_per_key(items, bits)?,
+                })
+            }
         })
     }
 
@@ -145,6 +166,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f,
             AnyFilter::Counting(f) => f,
             AnyFilter::Scalable(f) => f,
+            AnyFilter::SplitBlock(f) => f,
         }
     }
 
@@ -156,19 +178,28 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f,
             AnyFilter::Counting(f) => f,
             AnyFilter::Scalable(f) => f,
+            AnyFilter::SplitBlock(f) => f,
         }
     }
 
     /// Adds a key; only a cuckoo filter can fail ([`Error::Full`], having lost nothing).
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
-        let hash = key.hash_with_seed(self.seed());
+        let hash = self.hash_key(key);
         self.as_filter_mut().insert_hash(hash)
     }
 
     /// Whether the key may have been inserted.
     pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
-        self.as_filter()
-            .contains_hash(key.hash_with_seed(self.seed()))
+        self.as_filter().contains_hash(self.hash_key(key))
+    }
+
+    /// The hash this filter gives `key`: [`Key::hash_with_seed`] with its seed, or for the
+    /// split-block filter [`Key::hash_xxh64`] (the Parquet hash).
+    pub fn hash_key<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        match self {
+            AnyFilter::SplitBlock(_) => key.hash_xxh64(),
+            _ => key.hash_with_seed(self.seed()),
+        }
     }
 
     /// The serialized bytes ([`BlockedBloom::to_bytes`] and its siblings).
@@ -179,6 +210,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f.to_bytes(),
             AnyFilter::Counting(f) => f.to_bytes(),
             AnyFilter::Scalable(f) => f.to_bytes(),
+            AnyFilter::SplitBlock(f) => f.to_bytes(),
         }
     }
 
@@ -197,6 +229,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f.write_to(out),
             AnyFilter::Counting(f) => f.write_with_items(items, out),
             AnyFilter::Scalable(f) => f.write_to(out),
+            AnyFilter::SplitBlock(f) => f.write_with_items(items, out),
         }
     }
 
@@ -210,6 +243,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f.load_factor(),
             AnyFilter::Counting(f) => f.fill_ratio(),
             AnyFilter::Scalable(f) => f.fill_ratio(),
+            AnyFilter::SplitBlock(f) => f.fill_ratio(),
         }
     }
 
@@ -222,6 +256,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f.len() as f64,
             AnyFilter::Counting(f) => f.estimated_items(),
             AnyFilter::Scalable(f) => f.len() as f64,
+            AnyFilter::SplitBlock(f) => f.estimated_items(),
         }
     }
 
@@ -234,6 +269,7 @@ impl AnyFilter {
             AnyFilter::Cuckoo(f) => f.expected_fpr(f.len() as u64),
             AnyFilter::Counting(f) => f.current_fpr(),
             AnyFilter::Scalable(f) => f.current_fpr(),
+            AnyFilter::SplitBlock(f) => f.current_fpr(),
         }
     }
 }
@@ -259,6 +295,12 @@ impl From<CountingBlockedBloom> for AnyFilter {
 impl From<ScalableBlockedBloom> for AnyFilter {
     fn from(f: ScalableBlockedBloom) -> Self {
         AnyFilter::Scalable(f)
+    }
+}
+
+impl From<SplitBlockBloom> for AnyFilter {
+    fn from(f: SplitBlockBloom) -> Self {
+        AnyFilter::SplitBlock(f)
     }
 }
 

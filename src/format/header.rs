@@ -6,7 +6,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
     CHECKSUM_LEN, HASH_SCHEME, HEADER_LEN, KIND_BLOCKED, KIND_CLASSIC, KIND_COUNTING, KIND_CUCKOO,
-    KIND_SCALABLE, MAGIC, VERSION, check_range, corrupt, u16_at, u32_at, u64_at,
+    KIND_SCALABLE, KIND_SPLIT_BLOCK, MAGIC, VERSION, check_range, corrupt, u16_at, u32_at, u64_at,
 };
 use crate::blocked::{Line, MAX_HASHES};
 use crate::counting::MAX_COUNTING_HASHES;
@@ -95,6 +95,12 @@ pub enum Shape {
         /// The number of filters in the chain.
         filters: u64,
     },
+    /// A [`SplitBlockBloom`](crate::SplitBlockBloom): `blocks` 32-byte blocks (8 bits per
+    /// key, the Parquet layout; seed 0).
+    SplitBlock {
+        /// The number of 32-byte blocks.
+        blocks: u64,
+    },
 }
 
 impl Shape {
@@ -106,6 +112,7 @@ impl Shape {
             Shape::Cuckoo { .. } => FilterKind::Cuckoo,
             Shape::Counting { .. } => FilterKind::Counting,
             Shape::Scalable { .. } => FilterKind::Scalable,
+            Shape::SplitBlock { .. } => FilterKind::SplitBlock,
         }
     }
 
@@ -174,6 +181,14 @@ impl Shape {
                 lines.checked_mul(std::mem::size_of::<Line>() as u64)
             }
             Shape::Scalable { .. } => None,
+            Shape::SplitBlock { blocks } => {
+                if !(1..=crate::sbbf::MAX_BLOCKS).contains(&blocks) {
+                    return Err(corrupt(format!(
+                        "a split-block filter of {blocks} blocks (allowed: 1 to 2^32)"
+                    )));
+                }
+                blocks.checked_mul(crate::sbbf::BLOCK_BYTES as u64)
+            }
         };
         bytes.ok_or_else(|| corrupt(format!("{self:?} overflows a 64-bit byte count")))
     }
@@ -214,6 +229,11 @@ impl Header {
             } => (KIND_CUCKOO, buckets, fingerprint_bits),
             Shape::Counting { lines, hashes } => (KIND_COUNTING, lines, hashes),
             Shape::Scalable { filters } => (KIND_SCALABLE, filters, 0),
+            Shape::SplitBlock { blocks } => (
+                KIND_SPLIT_BLOCK,
+                blocks,
+                crate::sbbf::block::BITS_PER_KEY_SET,
+            ),
         };
         let mut h = [0u8; HEADER_LEN];
         h[0..8].copy_from_slice(&MAGIC);
@@ -303,10 +323,20 @@ pub fn read_header(bytes: &[u8]) -> Result<Header> {
                 "a scalable filter's parameter field is {param} (must be 0)"
             )));
         }
+        KIND_SPLIT_BLOCK => {
+            let (bits, seed) = (crate::sbbf::block::BITS_PER_KEY_SET, u64_at(h, 16));
+            if param != bits || seed != 0 {
+                return Err(corrupt(format!(
+                    "a split-block filter with {param} bits per key and seed {seed:#x} (the \
+                     layout sets {bits} and hashes with XXH64, seed 0)"
+                )));
+            }
+            Shape::SplitBlock { blocks: size }
+        }
         other => {
             return Err(corrupt(format!(
                 "unknown filter kind {other} (1 blocked, 2 classic, 3 cuckoo, 4 counting, \
-                 5 scalable)"
+                 5 scalable, 6 split-block)"
             )));
         }
     };

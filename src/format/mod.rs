@@ -18,13 +18,13 @@
 //! |---:|---:|---|
 //! | 0 | 8 | magic `b"LINEBLM\0"` ([`MAGIC`]) |
 //! | 8 | 2 | format version (`u16`, [`VERSION`] = 1) |
-//! | 10 | 1 | filter kind: 1 blocked, 2 classic, 3 cuckoo, 4 counting, 5 scalable |
+//! | 10 | 1 | filter kind: 1 blocked, 2 classic, 3 cuckoo, 4 counting, 5 scalable, 6 split-block |
 //! | 11 | 1 | hash scheme ([`HASH_SCHEME`] = 2) |
 //! | 12 | 4 | header length (`u32`, 64 in version 1: the payload's offset) |
 //! | 16 | 8 | hash seed |
 //! | 24 | 8 | items inserted, as the writer knew it (0: not recorded; cuckoo and scalable: their `len`) |
-//! | 32 | 8 | size: lines (blocked, counting), bits `m` (classic), buckets (cuckoo), filters (scalable) |
-//! | 40 | 4 | probes per key `k` (Bloom filters), fingerprint bits (cuckoo), 0 (scalable) |
+//! | 32 | 8 | size: lines (blocked, counting), bits `m` (classic), buckets (cuckoo), filters (scalable), blocks (split-block) |
+//! | 40 | 4 | probes per key `k` (Bloom filters; 8 for split-block), fingerprint bits (cuckoo), 0 (scalable) |
 //! | 44 | 4 | flags: 0 (reserved; cuckoo bit 0 would mean "a victim is stored") |
 //! | 48 | 8 | cuckoo victim: 0 (reserved; also 0 for the Bloom filters) |
 //! | 56 | 8 | payload length in bytes |
@@ -48,10 +48,14 @@
 //!   64-byte part header (lines `u64`, probes per key `u32`, 4 zero bytes, keys stored `u64`,
 //!   40 zero bytes) followed by its lines as a blocked payload. Every part starts on a multiple
 //!   of 64 bytes, as the blocked payload does.
+//! - **split-block**: `blocks` blocks of eight little-endian `u32` words (`blocks * 32` bytes):
+//!   the Parquet bitset itself ([`SplitBlockBloom::bitset`](crate::SplitBlockBloom::bitset)).
+//!   Its seed field is 0 and its hash is the Parquet one (XXH64 with seed 0 of the value's
+//!   plain encoding), whatever the hash scheme field says: the kind fixes it.
 //!
-//! Kinds 4 and 5 came after the first three in the same format version: a file of those kinds
-//! is refused by an older build as an unknown kind, and every file an older build wrote still
-//! reads.
+//! Kinds 4, 5 and 6 came after the first three in the same format version: a file of those
+//! kinds is refused by an older build as an unknown kind, and every file an older build wrote
+//! still reads.
 //!
 //! Hash scheme 2 is this crate's key hashing ([`crate::hash`]: xxh3-64 of the key's bytes with
 //! the seed, integers as little-endian bytes) followed by each kind's placement of a hash into
@@ -103,6 +107,7 @@ pub(super) const KIND_CLASSIC: u8 = 2;
 pub(super) const KIND_CUCKOO: u8 = 3;
 pub(super) const KIND_COUNTING: u8 = 4;
 pub(super) const KIND_SCALABLE: u8 = 5;
+pub(super) const KIND_SPLIT_BLOCK: u8 = 6;
 
 pub(super) fn corrupt(why: impl Into<String>) -> Error {
     Error::Corrupt(why.into())

@@ -1,6 +1,6 @@
 //! Each kind's payload: `to_bytes`, `write_to` and `from_bytes` of [`BlockedBloom`],
-//! [`ClassicBloom`], [`CuckooFilter`], [`CountingBlockedBloom`] and [`ScalableBlockedBloom`]. Every kind streams its header and payload through a
-//! `Checksummed` writer, so `write_to` never holds a second copy of the filter; every reader
+//! [`ClassicBloom`], [`CuckooFilter`], [`CountingBlockedBloom`], [`ScalableBlockedBloom`] and
+//! [`SplitBlockBloom`]. Every kind streams its header and payload through a `Checksummed` writer, so `write_to` never holds a second copy of the filter; every reader
 //! goes through `parse` first and allocates no more than the input's own size.
 
 use std::io::Write;
@@ -12,9 +12,13 @@ use super::{CHECKSUM_LEN, HEADER_LEN, check_range, corrupt, into_corrupt, u32_at
 use crate::blocked::{Line, LineBuf, MAX_HASHES, zeroed_lines};
 use crate::error::Result;
 use crate::filter::FilterKind;
+use crate::sbbf::{BLOCK_BYTES, Block};
 #[cfg(doc)]
 use crate::{AnyFilter, Error};
-use crate::{BlockedBloom, ClassicBloom, CountingBlockedBloom, CuckooFilter, ScalableBlockedBloom};
+use crate::{
+    BlockedBloom, ClassicBloom, CountingBlockedBloom, CuckooFilter, ScalableBlockedBloom,
+    SplitBlockBloom,
+};
 
 /// A writer that hashes everything written through it, then appends the checksum.
 struct Checksummed<W: Write> {
@@ -231,6 +235,41 @@ impl CountingBlockedBloom {
         };
         let lines = lines_from_words(payload)?;
         CountingBlockedBloom::from_parts(lines, hashes, header.seed).map_err(into_corrupt)
+    }
+}
+
+impl SplitBlockBloom {
+    /// The filter in the [serialized format](super): header, bitset, checksum. Records 0 items
+    /// (see [`AnyFilter::write_to_with_items`] to record a count). For the form a Parquet file
+    /// stores, see [`to_parquet_bytes`](Self::to_parquet_bytes).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        to_vec(HEADER_LEN + self.size_bytes() + CHECKSUM_LEN, |out| {
+            self.write_to(out)
+        })
+    }
+
+    /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    pub fn write_to(&self, out: impl Write) -> Result<()> {
+        self.write_with_items(0, out)
+    }
+
+    pub(super) fn write_with_items(&self, items: u64, out: impl Write) -> Result<()> {
+        let shape = Shape::SplitBlock {
+            blocks: self.num_blocks() as u64,
+        };
+        let header = Header::for_filter(shape, 0, items, self.size_bytes());
+        let mut out = Checksummed::new(out, header)?;
+        out.put(self.bitset())?;
+        out.finish()
+    }
+
+    /// Reads a split-block filter from its [serialized format](super) (any alignment). Every
+    /// malformed input is an [`Error::Corrupt`] naming the problem.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let (_, payload) = parse(bytes, Some(FilterKind::SplitBlock))?;
+        let (blocks, _) = payload.as_chunks::<BLOCK_BYTES>();
+        let blocks: Vec<Block> = blocks.iter().map(Block::from_le_bytes).collect();
+        SplitBlockBloom::from_blocks(blocks).map_err(into_corrupt)
     }
 }
 

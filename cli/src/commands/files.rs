@@ -18,7 +18,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use linebloom::Error;
 use linebloom::filter::{Filter, FilterKind, Sizing};
 use linebloom::format::{AnyFilter, HEADER_LEN, read_any, read_header};
-use linebloom::hash::{DEFAULT_SEED, hash_bytes};
+use linebloom::hash::{DEFAULT_SEED, hash_bytes, hash_xxh64};
 
 use super::keys::{DEFAULT_MAX_KEY_BYTES, KeyReader, KeySource, read_failure};
 use super::output::{self, OutputFile, outln};
@@ -103,7 +103,7 @@ pub fn build(args: BuildArgs) -> Result<(), Failure> {
         (Some(mut filter), Some(items)) => {
             let mut inserter = Inserter::new(&filter);
             while let Some(key) = keys.next_key()? {
-                let hash = hash_bytes(key, filter.seed());
+                let hash = filter.hash_key(key);
                 inserter.insert(&mut filter, hash, keys.line_number(), keys.name())?;
             }
             let inserted = inserter.inserted;
@@ -120,7 +120,7 @@ pub fn build(args: BuildArgs) -> Result<(), Failure> {
             // filter exists, as the filter records it.
             let mut hashes = Vec::new();
             while let Some(key) = keys.next_key()? {
-                hashes.push(hash_bytes(key, args.seed));
+                hashes.push(key_hash(args.filter, key, args.seed));
             }
             // An empty key file still gives a valid (empty) filter.
             let items = hashes.len().max(1);
@@ -262,6 +262,10 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
             ("tightening", f.tightening().into()),
             ("fpr_bound", f.fpr().into()),
         ],
+        AnyFilter::SplitBlock(f) => vec![
+            ("blocks", f.num_blocks().into()),
+            ("set_bits", f.count_ones().into()),
+        ],
     };
     for (name, value) in &params {
         json[*name] = value.clone();
@@ -361,7 +365,7 @@ fn query_keys(
     while let Some(key) = keys.next_key()? {
         batch.extend_from_slice(key);
         ends.push(batch.len());
-        hashes.push(hash_bytes(key, seed));
+        hashes.push(key_hash(filter.kind(), key, seed));
         if hashes.len() == QUERY_BATCH {
             flush(&mut batch, &mut ends, &mut hashes)?;
         }
@@ -370,6 +374,15 @@ fn query_keys(
 }
 
 /// Reads and checks a saved filter; every problem is exit code 2.
+/// A key's hash for a filter of `kind` with `seed`: the Parquet hash (XXH64, seed 0) for the
+/// split-block filter, xxh3 with the seed for the others ([`AnyFilter::hash_key`]).
+fn key_hash(kind: FilterKind, key: &[u8], seed: u64) -> u64 {
+    match kind {
+        FilterKind::SplitBlock => hash_xxh64(key),
+        _ => hash_bytes(key, seed),
+    }
+}
+
 fn load(path: &Path) -> Result<AnyFilter, Failure> {
     let bytes = read_filter_file(path)?;
     read_any(&bytes).map_err(|e| corrupt_failure(path, e))

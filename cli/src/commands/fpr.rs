@@ -11,7 +11,7 @@ use crate::Failure;
 #[derive(clap::Args)]
 #[command(group(ArgGroup::new("size").required(true).args(["bits_per_key", "fpr"])))]
 pub struct Args {
-    /// Which filter: blocked, classic, cuckoo, counting or scalable.
+    /// Which filter: blocked, classic, cuckoo, counting, scalable or split-block.
     #[arg(long)]
     filter: FilterKind,
     /// Number of distinct keys to insert.

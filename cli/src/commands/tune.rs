@@ -140,7 +140,7 @@ fn print_text(
     outln!(text, "\nthe others, sized for the same target:");
     outln!(
         text,
-        "  {:<8} {:<7} {:>9} {:>12} {:>10} {:>13}",
+        "  {:<11} {:<7} {:>9} {:>12} {:>10} {:>13}",
         "filter",
         "params",
         "bits/key",
@@ -152,7 +152,7 @@ fn print_text(
         print_candidate(text, a);
     }
     for u in &rec.cannot {
-        outln!(text, "  {:<8} cannot: {}", u.filter.name(), u.reason);
+        outln!(text, "  {:<11} cannot: {}", u.filter.name(), u.reason);
     }
     for w in &rec.warnings {
         outln!(text, "\nwarning: {w}");
@@ -162,7 +162,7 @@ fn print_text(
 fn print_candidate(text: &mut String, a: &Candidate) {
     outln!(
         text,
-        "  {:<8} {:<7} {:>9.2} {:>12} {:>10} {:>13}",
+        "  {:<11} {:<7} {:>9.2} {:>12} {:>10} {:>13}",
         a.filter.name(),
         a.params,
         a.bits_per_key,

@@ -9,7 +9,7 @@ use linebloom::classic::ClassicBloom;
 use linebloom::cuckoo::CuckooFilter;
 use linebloom::error::Result;
 use linebloom::filter::FilterKind;
-use linebloom::{CountingBlockedBloom, ScalableBlockedBloom, model};
+use linebloom::{CountingBlockedBloom, ScalableBlockedBloom, SplitBlockBloom, model};
 
 /// Builds an empty contender for `items` keys at (about) `bits_per_key` bits each. Peers that
 /// cannot choose their size take the size they need for `items` (see [`Peer`](super::subject::Peer)); a cuckoo
@@ -57,6 +57,11 @@ pub fn build_subject(
                     .build()?,
             ))
         }
+        // Whole 32-byte blocks at `bits_per_key` (not Parquet's power of two), as the sbbf-rs
+        // peer is sized, so the two differ only in code. The layout has no seed.
+        Contender::Ours(FilterKind::SplitBlock) => Ok(Box::new(
+            SplitBlockBloom::with_bits_per_key(items, bits_per_key)?,
+        )),
         Contender::Peer(peer) => peers::build(peer, items, bits_per_key, seed),
     }
 }

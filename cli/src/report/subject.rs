@@ -14,7 +14,7 @@ use linebloom::cuckoo::CuckooFilter;
 use linebloom::error::{Error, Result};
 use linebloom::filter::FilterKind;
 use linebloom::format::AnyFilter;
-use linebloom::{CountingBlockedBloom, ScalableBlockedBloom};
+use linebloom::{CountingBlockedBloom, ScalableBlockedBloom, SplitBlockBloom};
 
 /// A filter the report can measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -69,7 +69,7 @@ impl Peer {
 }
 
 impl Contender {
-    /// The crate's three filters.
+    /// The crate's filters.
     pub fn ours() -> Vec<Contender> {
         FilterKind::ALL.into_iter().map(Contender::Ours).collect()
     }
@@ -122,8 +122,8 @@ impl std::str::FromStr for Contender {
             None => Err(Error::InvalidParameter {
                 name: "filter",
                 value: s.to_string(),
-                allowed: "one of blocked, classic, cuckoo, fastbloom, sbbf-rs, bloomfilter, \
-                          cuckoofilter, xorf-bfuse8",
+                allowed: "one of blocked, classic, cuckoo, counting, scalable, split-block, \
+                          fastbloom, sbbf-rs, bloomfilter, cuckoofilter, xorf-bfuse8",
             }),
         }
     }
@@ -328,6 +328,19 @@ impl Subject for ScalableBlockedBloom {
     ours_lookups!(ScalableBlockedBloom);
 }
 
+/// The Parquet layout, measured on the same hashes as the sbbf-rs peer (same layout, so the
+/// same bits for the same hash and block count).
+impl Subject for SplitBlockBloom {
+    fn contender(&self) -> Contender {
+        Contender::Ours(FilterKind::SplitBlock)
+    }
+    fn params(&self) -> String {
+        "k=8 (fixed)".into()
+    }
+    bloom_inserts!();
+    ours_lookups!(SplitBlockBloom);
+}
+
 /// A filter of a kind chosen at run time is measured as the filter inside it (used by
 /// `linebloom fpr`, whose filters come from [`AnyFilter::new`]; the speed sweep builds concrete
 /// types, so no figure pays this dispatch per call).
@@ -365,6 +378,7 @@ fn inner(f: &AnyFilter) -> &dyn Subject {
         AnyFilter::Cuckoo(c) => c,
         AnyFilter::Counting(c) => c,
         AnyFilter::Scalable(s) => s,
+        AnyFilter::SplitBlock(s) => s,
     }
 }
 
@@ -375,6 +389,7 @@ fn inner_mut(f: &mut AnyFilter) -> &mut dyn Subject {
         AnyFilter::Cuckoo(c) => c,
         AnyFilter::Counting(c) => c,
         AnyFilter::Scalable(s) => s,
+        AnyFilter::SplitBlock(s) => s,
     }
 }
 

@@ -15,7 +15,9 @@
 //! could reach the blocked filter's FPR in 20 % less memory). Past that, the smallest
 //! alternative: a cuckoo filter where its fixed fingerprint widths happen to fit (around
 //! 0.01-0.02 % FPR), a classic filter elsewhere. A caller that must delete keys gets the cuckoo
-//! filter whenever it can reach the target.
+//! filter whenever it can reach the target. The split-block filter (Parquet's layout) is
+//! sized and listed beside them but never chosen: it is the layout to use where Parquet readers
+//! must read the filter, and costs more memory than the blocked filter for the same FPR.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -315,10 +317,17 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
             super::byte_size::format_byte_size(total as usize)
         ));
     }
-    let alternatives = candidates
+    let mut alternatives: Vec<Candidate> = candidates
         .into_iter()
         .filter(|c| c.filter != chosen.filter)
         .collect();
+    match split_block_for(n, req.target) {
+        Ok(c) => alternatives.push(c),
+        Err(reason) => cannot.push(Unavailable {
+            filter: FilterKind::SplitBlock,
+            reason,
+        }),
+    }
     Ok(Recommendation {
         chosen,
         alternatives,
@@ -400,6 +409,11 @@ fn explain(chosen: &Candidate, premium: Option<f64>, all: &[Candidate]) -> Vec<S
         FilterKind::Scalable => lines.push(
             "scalable: a chain of blocked filters that grows with its keys, its FPR under the \
              target however far it grows."
+                .to_string(),
+        ),
+        FilterKind::SplitBlock => lines.push(
+            "split-block: Parquet's layout (32-byte blocks, 8 bits per key), for filters that \
+             Parquet readers must read."
                 .to_string(),
         ),
     }
@@ -495,6 +509,33 @@ fn cuckoo_for_fpr(n: u64, p: f64) -> std::result::Result<Candidate, String> {
                 fpr_md(model::cuckoo_fpr(16, CUCKOO_SLOTS, CUCKOO_LOAD))
             )
         })
+}
+
+/// The split-block filter for the target: whole 32-byte blocks at the bits per key its model
+/// needs for an FPR, or that the memory holds.
+fn split_block_for(n: u64, target: Target) -> std::result::Result<Candidate, String> {
+    let bits_per_key = match target {
+        Target::Fpr(p) => model::split_block_bits_per_key(p).map_err(|e| e.to_string())?,
+        Target::BitsPerKey(b) => b,
+        Target::Memory(budget) => {
+            let blocks = budget / 32;
+            if blocks == 0 {
+                return Err("the budget is smaller than one 32-byte block".to_string());
+            }
+            (blocks * 256) as f64 / n as f64
+        }
+    };
+    let bytes = ((n as f64 * bits_per_key / 256.0).ceil().max(1.0) as u64) * 32;
+    let bits_per_key = bytes as f64 * 8.0 / n as f64;
+    Ok(Candidate {
+        filter: FilterKind::SplitBlock,
+        bits_per_key,
+        hashes: 8,
+        params: "k=8".to_string(),
+        fpr: model::split_block_fpr(bits_per_key),
+        bytes,
+        lines_per_lookup: 1,
+    })
 }
 
 fn cuckoo_for_bits(n: u64, b: f64) -> std::result::Result<Candidate, String> {

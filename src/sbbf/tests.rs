@@ -1,0 +1,177 @@
+//! Unit tests of the split-block filter: every fast path against the plain one, the sizes the
+//! readers refuse, and the Parquet hash.
+
+use super::*;
+use crate::hash::mix64;
+
+fn hashes(n: usize, salt: u64) -> Vec<u64> {
+    (0..n as u64)
+        .map(|i| mix64(i.wrapping_add(salt << 40)))
+        .collect()
+}
+
+#[test]
+fn xxh64_of_nothing_is_the_specs_vector() {
+    assert_eq!("".hash_xxh64(), 17_241_709_254_077_376_921);
+    assert_eq!(crate::hash::hash_xxh64(b""), 17_241_709_254_077_376_921);
+    // Integers hash as their little-endian plain encoding.
+    assert_eq!(
+        5i64.hash_xxh64(),
+        crate::hash::hash_xxh64(&5i64.to_le_bytes())
+    );
+    assert_eq!((-1i32).hash_xxh64(), crate::hash::hash_xxh64(&[0xff; 4]));
+    assert_eq!(
+        1.5f64.hash_xxh64(),
+        crate::hash::hash_xxh64(&1.5f64.to_le_bytes())
+    );
+}
+
+#[test]
+fn parquet_sizing_is_the_writers_formula() {
+    // -8 n / ln(1 - p^(1/8)) bits: 1e6 values at 1 % is 9.58 Mbit = 1.2 MB, rounded up to 2 MiB.
+    assert_eq!(parquet_bitset_bytes(1_000_000, 0.01).unwrap(), 2 << 20);
+    assert_eq!(parquet_bitset_bytes(0, 0.01).unwrap(), 32);
+    assert_eq!(
+        parquet_bitset_bytes(u64::MAX, 0.01).unwrap(),
+        MAX_BITSET_BYTES
+    );
+    assert!(parquet_bitset_bytes(10, 1.0).is_err());
+    assert!(parquet_bitset_bytes(10, f64::NAN).is_err());
+    let f = SplitBlockBloom::with_ndv_fpp(100_000, 0.05).unwrap();
+    assert!(f.size_bytes().is_power_of_two());
+    assert!(SplitBlockBloom::with_fpr(0, 0.01).is_err());
+    assert!(SplitBlockBloom::with_bits_per_key(10, 0.5).is_err());
+    assert_eq!(
+        SplitBlockBloom::with_bits_per_key(1000, 10.0)
+            .unwrap()
+            .num_blocks(),
+        40
+    );
+}
+
+#[test]
+fn batched_lookups_equal_one_at_a_time_in_and_past_the_cache() {
+    // 4 MiB is past the plain loop's bound, so the prefetching loop runs.
+    for blocks in [1, 3, 1000, (4 << 20) / BLOCK_BYTES] {
+        let mut f = SplitBlockBloom::with_blocks(blocks).unwrap();
+        for h in hashes(blocks * 6, 1) {
+            f.insert_hash(h);
+        }
+        let probes = hashes(50_000, 2);
+        let mut out = vec![false; probes.len()];
+        f.contains_hashes(&probes, &mut out).unwrap();
+        let one: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
+        assert_eq!(out, one, "{blocks} blocks");
+        assert_eq!(
+            f.count_contained_hashes(&probes),
+            one.iter().filter(|&&b| b).count()
+        );
+        let view = SplitBlockBloomRef::from_bitset(f.bitset()).unwrap();
+        let mut from_view = vec![false; probes.len()];
+        view.contains_hashes(&probes, &mut from_view).unwrap();
+        assert_eq!(from_view, one);
+        assert!(f.contains_hashes(&probes, &mut out[1..]).is_err());
+    }
+}
+
+#[test]
+fn bulk_inserts_are_bit_identical_to_one_by_one() {
+    for blocks in [1, 2, 7, 4096, (8 << 20) / BLOCK_BYTES] {
+        let keys = hashes(100_000, blocks as u64);
+        let mut one = SplitBlockBloom::with_blocks(blocks).unwrap();
+        keys.iter().for_each(|&h| one.insert_hash(h));
+        let mut bulk = SplitBlockBloom::with_blocks(blocks).unwrap();
+        bulk.insert_hashes(&keys);
+        assert_eq!(bulk, one, "insert_hashes, {blocks} blocks");
+        for threads in [2, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut par = SplitBlockBloom::with_blocks(blocks).unwrap();
+            pool.install(|| par.par_insert_hashes(&keys));
+            assert_eq!(
+                par, one,
+                "par_insert_hashes, {blocks} blocks, {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn bitsets_of_bad_sizes_are_refused() {
+    for len in [0, 1, 31, 33, 48, MAX_BITSET_BYTES + 32] {
+        let bytes = vec![0u8; len];
+        assert!(
+            matches!(SplitBlockBloom::from_bitset(&bytes), Err(Error::Corrupt(_))),
+            "{len}"
+        );
+        assert!(SplitBlockBloomRef::from_bitset(&bytes).is_err(), "{len}");
+    }
+    // Any multiple of 32 reads (writers use powers of two; readers need not).
+    assert_eq!(
+        SplitBlockBloom::from_bitset(&[0; 96]).unwrap().num_blocks(),
+        3
+    );
+    assert!(SplitBlockBloom::with_blocks(0).is_err());
+}
+
+#[test]
+fn parquet_bytes_round_trip_and_length_mismatches_are_errors() {
+    let mut f = SplitBlockBloom::with_ndv_fpp(1_000, 0.01).unwrap();
+    for i in 0..1_000i64 {
+        f.insert(&i);
+    }
+    let bytes = f.to_parquet_bytes().unwrap();
+    assert_eq!(SplitBlockBloom::from_parquet_bytes(&bytes).unwrap(), f);
+    let view = SplitBlockBloomRef::from_parquet_bytes(&bytes).unwrap();
+    assert!((0..1_000i64).all(|i| view.contains(&i)));
+    assert_eq!(view.count_ones(), f.count_ones());
+    assert_eq!(view.estimated_items(), f.estimated_items());
+    assert_eq!(view.current_fpr(), f.current_fpr());
+    assert!(SplitBlockBloom::from_parquet_bytes(&bytes[..bytes.len() - 1]).is_err());
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(SplitBlockBloom::from_parquet_bytes(&longer).is_err());
+    assert!(SplitBlockBloomRef::from_parquet_bytes(&longer).is_err());
+    // The linebloom format too, with its checksum.
+    let ours = f.to_bytes();
+    assert_eq!(SplitBlockBloom::from_bytes(&ours).unwrap(), f);
+}
+
+#[test]
+fn estimates_follow_the_fill() {
+    let mut f = SplitBlockBloom::with_blocks(4096).unwrap();
+    assert_eq!(f.estimated_items(), 0.0);
+    assert_eq!(f.current_fpr(), 0.0);
+    let n = 100_000;
+    f.insert_hashes(&hashes(n, 9));
+    let est = f.estimated_items();
+    assert!(
+        (est / n as f64 - 1.0).abs() < 0.02,
+        "estimated {est} of {n}"
+    );
+    let model = f.expected_fpr(n as u64);
+    let now = f.current_fpr();
+    assert!(
+        (now / model - 1.0).abs() < 0.1,
+        "current {now}, model {model}"
+    );
+}
+
+#[test]
+fn measured_fpr_matches_the_model() {
+    for bits_per_key in [8.0, 12.0, 16.0] {
+        let n = 200_000;
+        let mut f = SplitBlockBloom::with_bits_per_key(n, bits_per_key).unwrap();
+        f.insert_hashes(&hashes(n, 11));
+        let probes = hashes(2_000_000, 12);
+        let fp = f.count_contained_hashes(&probes) as f64 / probes.len() as f64;
+        let model = crate::model::split_block_fpr(f.num_bits() as f64 / n as f64);
+        // Fixed keys, so the result never changes; the band is many standard deviations wide.
+        assert!(
+            (fp / model - 1.0).abs() < 0.08,
+            "{bits_per_key}: {fp} vs {model}"
+        );
+    }
+}
