@@ -6,7 +6,7 @@
 mod commands;
 
 use clap::{Parser, Subcommand};
-use commands::{files, fpr, report, tune};
+use commands::{files, fpr, parquet, report, tune};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -35,6 +35,8 @@ enum Command {
     Query(files::QueryArgs),
     /// Print a saved filter's parameters, fill and expected FPR.
     Stats(files::StatsArgs),
+    /// Read and query the split-block Bloom filters in a Parquet file.
+    Parquet(parquet::Args),
 }
 
 /// A failure with the exit code it maps to.
@@ -87,6 +89,7 @@ fn main() -> ExitCode {
         Command::Build(args) => files::build(args),
         Command::Query(args) => files::query(args),
         Command::Stats(args) => files::stats(args),
+        Command::Parquet(args) => parquet::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

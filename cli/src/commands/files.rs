@@ -373,7 +373,6 @@ fn query_keys(
     flush(&mut batch, &mut ends, &mut hashes)
 }
 
-/// Reads and checks a saved filter; every problem is exit code 2.
 /// A key's hash for a filter of `kind` with `seed`: the Parquet hash (XXH64, seed 0) for the
 /// split-block filter, xxh3 with the seed for the others ([`AnyFilter::hash_key`]).
 fn key_hash(kind: FilterKind, key: &[u8], seed: u64) -> u64 {
@@ -383,6 +382,7 @@ fn key_hash(kind: FilterKind, key: &[u8], seed: u64) -> u64 {
     }
 }
 
+/// Reads and checks a saved filter; every problem is exit code 2.
 fn load(path: &Path) -> Result<AnyFilter, Failure> {
     let bytes = read_filter_file(path)?;
     read_any(&bytes).map_err(|e| corrupt_failure(path, e))
