@@ -26,6 +26,7 @@ fn build_query_stats_for_every_kind() {
         ("cuckoo", ["--fpr", "0.01"]),
         ("counting", ["--fpr", "0.01"]),
         ("scalable", ["--fpr", "0.01"]),
+        ("split-block", ["--fpr", "0.01"]),
     ] {
         let (o, filter) = build(&dir, kind, &keys, &size);
         assert!(o.status.success(), "{kind}: {}", stderr(&o));
