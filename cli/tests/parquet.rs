@@ -405,3 +405,26 @@ fn every_failure_is_exit_2_one_line_and_no_answers() {
     assert!(o.stdout.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// sbbf-rs implements the same layout: the same hashes into the same number of blocks give
+/// the same bits, so the report's comparison of the two measures code, not layout.
+#[test]
+fn the_same_hashes_set_the_same_bits_as_sbbf_rs() {
+    #[derive(Clone, Copy)]
+    #[repr(C, align(64))]
+    struct Line([u8; 64]);
+    for blocks in [2usize, 6, 1024] {
+        let mut ours = SplitBlockBloom::with_blocks(blocks).unwrap();
+        let mut lines = vec![Line([0; 64]); blocks.div_ceil(2)];
+        let f = sbbf_rs::FilterFn::new();
+        for i in 0..(blocks as u64 * 20) {
+            let h = mix64(i);
+            ours.insert_hash(h);
+            // SAFETY: `lines` holds `blocks * 32` bytes or more, 64-byte aligned by `Line`'s
+            // type, as `FilterFn::insert` requires; nothing else borrows them.
+            unsafe { f.insert(lines.as_mut_ptr() as *mut u8, blocks, h) };
+        }
+        let theirs: Vec<u8> = lines.iter().flat_map(|l| l.0).take(blocks * 32).collect();
+        assert!(ours.bitset() == theirs.as_slice(), "{blocks} blocks");
+    }
+}

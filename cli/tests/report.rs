@@ -340,7 +340,13 @@ fn tune_recommends_by_the_rule() {
     let r = tune(1_000_000, Target::Fpr(0.05)).unwrap();
     assert_eq!(r.chosen.filter, FilterKind::Blocked);
     assert!(r.chosen.fpr <= 0.05);
-    assert_eq!(r.alternatives.len(), 2);
+    // Classic and cuckoo, and the split-block filter (listed, never chosen).
+    assert_eq!(r.alternatives.len(), 3);
+    assert!(
+        r.alternatives
+            .iter()
+            .any(|c| c.filter == FilterKind::SplitBlock && c.fpr <= 0.05)
+    );
     assert_eq!(r.why.len(), 2);
     // 1e-5: the blocked filter would need 24 % more memory than classic; cuckoo cannot.
     let r = tune(1_000_000, Target::Fpr(1e-5)).unwrap();
@@ -470,5 +476,9 @@ fn contenders_parse() {
     ] {
         assert!(peer.parse::<Contender>().unwrap().is_peer(), "{peer}");
     }
-    assert_eq!(Contender::available().len(), 10);
+    assert_eq!(
+        "split-block".parse::<Contender>().unwrap(),
+        Contender::Ours(FilterKind::SplitBlock)
+    );
+    assert_eq!(Contender::available().len(), 11);
 }
