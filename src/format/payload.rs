@@ -12,7 +12,7 @@ use super::{CHECKSUM_LEN, HEADER_LEN, check_range, corrupt, into_corrupt, u32_at
 use crate::blocked::{Line, LineBuf, MAX_HASHES, zeroed_lines};
 use crate::error::Result;
 use crate::filter::FilterKind;
-use crate::sbbf::{BLOCK_BYTES, Block};
+use crate::sbbf::BLOCK_BYTES;
 #[cfg(doc)]
 use crate::{AnyFilter, Error};
 use crate::{
@@ -268,8 +268,7 @@ impl SplitBlockBloom {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (_, payload) = parse(bytes, Some(FilterKind::SplitBlock))?;
         let (blocks, _) = payload.as_chunks::<BLOCK_BYTES>();
-        let blocks: Vec<Block> = blocks.iter().map(Block::from_le_bytes).collect();
-        SplitBlockBloom::from_blocks(blocks).map_err(into_corrupt)
+        SplitBlockBloom::from_block_bytes(blocks).map_err(into_corrupt)
     }
 }
 

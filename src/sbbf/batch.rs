@@ -142,25 +142,25 @@ impl SplitBlockBloom {
     /// cache, because the misses of many keys overlap. An error (and nothing written) when the
     /// two slices differ in length.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        contains_hashes_in(&self.blocks, hashes, out)
+        contains_hashes_in(self.blocks(), hashes, out)
     }
 
     /// Counts how many of the pre-hashed values may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
-        count_contained_in(&self.blocks, hashes)
+        count_contained_in(self.blocks(), hashes)
     }
 
     /// Inserts many pre-hashed values on this thread, prefetching ahead in filters past the
     /// cache.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
-        let total = self.blocks.len();
-        insert_into(&mut self.blocks, 0, total, hashes);
+        let total = self.num_blocks();
+        insert_into(self.blocks_mut(), 0, total, hashes);
     }
 
     /// Inserts many pre-hashed values on the rayon pool: each task owns a run of blocks (see
     /// the module's notes), and the result is bit-identical to inserting them one by one.
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
-        let total = self.blocks.len();
+        let total = self.num_blocks();
         let threads = rayon::current_num_threads();
         if hashes.len() < BULK_MIN || threads < 2 || total < 2 {
             return self.insert_hashes(hashes);
@@ -180,7 +180,7 @@ impl SplitBlockBloom {
                 lists
             })
             .collect();
-        self.blocks
+        self.blocks_mut()
             .par_chunks_mut(per_task)
             .enumerate()
             .for_each(|(task, run)| {

@@ -58,6 +58,7 @@ pub use block::{BLOCK_BITS, BLOCK_BYTES, Block, BlockMask, SALT, block_index};
 pub use thrift::{ParquetHeader, parquet_header};
 pub use view::SplitBlockBloomRef;
 
+use crate::blocked::{LineBuf, zeroed_lines};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items};
 use crate::filter::{Filter, FilterKind};
 use crate::hash::Key;
@@ -115,13 +116,18 @@ pub fn parquet_bitset_bytes(ndv: u64, fpp: f64) -> Result<usize> {
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct SplitBlockBloom {
-    blocks: Vec<Block>,
+    /// The blocks, two to a 64-byte line, in the engine's line storage: filters of 8 MiB and
+    /// more get a huge-page mapping (`blocked/pages.rs`), which past the cache saves a TLB
+    /// miss per lookup. With an odd block count the last line's second half is never touched.
+    lines: LineBuf,
+    /// The number of blocks.
+    num_blocks: usize,
 }
 
 impl std::fmt::Debug for SplitBlockBloom {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SplitBlockBloom")
-            .field("blocks", &self.blocks.len())
+            .field("blocks", &self.num_blocks)
             .field("ones", &self.count_ones())
             .finish()
     }
@@ -160,27 +166,21 @@ impl SplitBlockBloom {
     /// An empty filter of exactly `blocks` 32-byte blocks (1 to 2^32).
     pub fn with_blocks(blocks: usize) -> Result<Self> {
         check_blocks(blocks as u64)?;
-        let mut v = Vec::new();
-        v.try_reserve_exact(blocks).map_err(|_| Error::TooLarge {
-            items: blocks as u64,
-            bits_per_key: f64::from(BLOCK_BITS),
-        })?;
-        v.resize(blocks, Block::ZERO);
-        Ok(Self { blocks: v })
+        Ok(Self {
+            lines: zeroed_lines(blocks.div_ceil(2))?,
+            num_blocks: blocks,
+        })
     }
 
     /// A filter from a Parquet bitset (the bytes after the header): a multiple of 32 bytes from
     /// 32 B to 128 MiB, any alignment. Anything else is an [`Error::Corrupt`].
     pub fn from_bitset(bitset: &[u8]) -> Result<Self> {
-        let blocks = check_bitset(bitset)?;
-        Ok(Self {
-            blocks: blocks.iter().map(Block::from_le_bytes).collect(),
-        })
+        Self::from_block_bytes(check_bitset(bitset)?)
     }
 
     /// The bitset as Parquet stores it: the filter's own memory, not a copy (see [`Block`]).
     pub fn bitset(&self) -> &[u8] {
-        bytemuck::cast_slice(&self.blocks)
+        bytemuck::cast_slice(self.blocks())
     }
 
     /// The filter as a Parquet file stores it: the thrift-compact `BloomFilterHeader`, then the
@@ -209,9 +209,14 @@ impl SplitBlockBloom {
         Self::from_bitset(bitset)
     }
 
-    pub(crate) fn from_blocks(blocks: Vec<Block>) -> Result<Self> {
-        check_blocks(blocks.len() as u64)?;
-        Ok(Self { blocks })
+    /// A filter of the blocks whose bitset bytes are `blocks` (allocating no more than their
+    /// own size).
+    pub(crate) fn from_block_bytes(blocks: &[[u8; BLOCK_BYTES]]) -> Result<Self> {
+        let mut f = Self::with_blocks(blocks.len())?;
+        for (dst, src) in f.blocks_mut().iter_mut().zip(blocks) {
+            *dst = Block::from_le_bytes(src);
+        }
+        Ok(f)
     }
 
     /// Adds a value, hashed as Parquet hashes its plain encoding ([`Key::hash_xxh64`]).
@@ -229,8 +234,8 @@ impl SplitBlockBloom {
     /// Adds a value given by its XXH64 hash.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
-        let i = block_index(hash, self.blocks.len());
-        if let Some(block) = self.blocks.get_mut(i) {
+        let i = block_index(hash, self.num_blocks);
+        if let Some(block) = self.blocks_mut().get_mut(i) {
             block.set(BlockMask::for_hash(hash));
         }
     }
@@ -238,32 +243,41 @@ impl SplitBlockBloom {
     /// Whether a value given by its XXH64 hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        block_for(&self.blocks, hash).test(BlockMask::for_hash(hash))
+        block_for(self.blocks(), hash).test(BlockMask::for_hash(hash))
     }
 
     /// The blocks.
+    #[inline(always)]
     pub fn blocks(&self) -> &[Block] {
-        &self.blocks
+        let all: &[Block] = bytemuck::cast_slice(&self.lines);
+        &all[..self.num_blocks.min(all.len())]
+    }
+
+    #[inline(always)]
+    pub(crate) fn blocks_mut(&mut self) -> &mut [Block] {
+        let all: &mut [Block] = bytemuck::cast_slice_mut(&mut self.lines);
+        let n = self.num_blocks.min(all.len());
+        &mut all[..n]
     }
 
     /// The number of 32-byte blocks.
     pub fn num_blocks(&self) -> usize {
-        self.blocks.len()
+        self.num_blocks
     }
 
     /// Bits in the filter.
     pub fn num_bits(&self) -> u64 {
-        self.blocks.len() as u64 * u64::from(BLOCK_BITS)
+        self.num_blocks as u64 * u64::from(BLOCK_BITS)
     }
 
     /// Bytes of bitset.
     pub fn size_bytes(&self) -> usize {
-        self.blocks.len() * BLOCK_BYTES
+        self.num_blocks * BLOCK_BYTES
     }
 
     /// Bits set.
     pub fn count_ones(&self) -> u64 {
-        ones_in(&self.blocks)
+        ones_in(self.blocks())
     }
 
     /// Set bits over all bits, in [0, 1].
@@ -276,7 +290,7 @@ impl SplitBlockBloom {
     /// `(1 - 1/(32 z))^n` for `z` blocks, and `n ≈ ln Z / ln(1 - 1/(32 z))` for the observed
     /// share `Z` of clear bits. Infinite when every bit is set.
     pub fn estimated_items(&self) -> f64 {
-        estimated_items_of(&self.blocks)
+        estimated_items_of(self.blocks())
     }
 
     /// The false-positive rate of the filter as it is: a value never inserted picks a uniform
@@ -284,7 +298,7 @@ impl SplitBlockBloom {
     /// `Π_i f_i` (`f_i` the share of word `i` set), averaged over the blocks. Exact for the
     /// filter's current bits, whatever was inserted.
     pub fn current_fpr(&self) -> f64 {
-        current_fpr_of(&self.blocks)
+        current_fpr_of(self.blocks())
     }
 
     /// The FPR the model expects once `items` distinct values are in (see
@@ -298,7 +312,7 @@ impl SplitBlockBloom {
 
     /// Clears every bit.
     pub fn clear(&mut self) {
-        self.blocks.fill(Block::ZERO);
+        self.blocks_mut().fill(Block::ZERO);
     }
 }
 

@@ -7,7 +7,7 @@
 //! answer bit for bit alike.
 
 use super::batch::{contains_hashes_in, contains_in, count_contained_in};
-use super::block::{BLOCK_BITS, BLOCK_BYTES, Block};
+use super::block::{BLOCK_BITS, BLOCK_BYTES};
 use super::{
     SplitBlockBloom, check_bitset, current_fpr_of, estimated_items_of, ones_in, parquet_header,
 };
@@ -89,8 +89,10 @@ impl<'a> SplitBlockBloomRef<'a> {
 
     /// An owned copy.
     pub fn to_owned(self) -> SplitBlockBloom {
-        let blocks: Vec<Block> = self.blocks.iter().map(Block::from_le_bytes).collect();
-        SplitBlockBloom::from_blocks(blocks).expect("a view has 1 to 2^22 blocks")
+        // A view has 1 to 2^22 blocks, so the copy fits wherever the view's bytes do; should
+        // the allocation fail, the process aborts as on any failed allocation of that size.
+        SplitBlockBloom::from_block_bytes(self.blocks)
+            .unwrap_or_else(|e| panic!("copying a {}-byte bitset: {e}", self.size_bytes()))
     }
 
     /// The number of 32-byte blocks.
