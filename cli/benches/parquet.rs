@@ -3,7 +3,8 @@
 //! with XXH64 and tests its block with a scalar loop) and sbbf-rs (pre-hashed keys, SIMD picked
 //! at run time). `n` distinct `i64` values go into a filter sized as Parquet writers size one
 //! for 1 % FPR; lookups are one at a time, of written values (`hit`) and of values never
-//! written (`miss`), and batched for linebloom.
+//! written (`miss`), and batched for linebloom; beside them, the memory limit (the report's
+//! probe: one random line of a buffer of the filter's size).
 //!
 //! Then `parquet/file`: what `linebloom parquet query --column name` does per key over the four
 //! row groups' filters of `tests/data/parquet/duckdb.parquet` (hash once, one batched lookup
@@ -47,6 +48,22 @@ fn parquet(c: &mut Criterion) {
         let values: Vec<i64> = (0..n as u64).map(value).collect();
         let hashes: Vec<u64> = values.iter().map(|v| v.hash_xxh64()).collect();
         ours.par_insert_hashes(&hashes);
+        // The memory limit beside it: one random 64-byte line of a buffer of the filter's size
+        // (the report's probe, `report::limit`).
+        let sampling = linebloom_cli::report::measure::Sampling {
+            reps: 5,
+            min_sample: std::time::Duration::from_millis(20),
+        };
+        let limit =
+            linebloom_cli::report::limit::probe_memory(ours.size_bytes(), LOOKUPS, sampling, 7);
+        eprintln!(
+            "n = {label}: {} bytes; one random line costs {:.2} ns prefetched, {:.2} independent \
+             (the limit: {:.2})",
+            ours.size_bytes(),
+            limit.prefetched.median_ns,
+            limit.independent.median_ns,
+            limit.best_ns()
+        );
         let theirs = Sbbf::from_bytes(&ours.to_parquet_bytes().expect("in range")).expect("reads");
         // sbbf-rs over a copy of the same bitset.
         let mut lines = vec![Line([0; 64]); ours.size_bytes().div_ceil(64)];
