@@ -428,3 +428,33 @@ fn the_same_hashes_set_the_same_bits_as_sbbf_rs() {
         assert!(ours.bitset() == theirs.as_slice(), "{blocks} blocks");
     }
 }
+
+#[test]
+fn fpr_measures_the_split_block_filter_against_its_model() {
+    let o = run(linebloom().args([
+        "fpr",
+        "--filter",
+        "split-block",
+        "--items",
+        "50000",
+        "--bits-per-key",
+        "10",
+        "--probes",
+        "400000",
+        "--json",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["filter"], "split-block");
+    assert_eq!(json["hashes"], 8);
+    assert_eq!(json["false_negatives"], 0);
+    let (measured, model) = (
+        json["measured_fpr"].as_f64().unwrap(),
+        json["model_fpr"].as_f64().unwrap(),
+    );
+    assert!((model - 0.0126).abs() < 0.0005, "{model}");
+    assert!(
+        (measured / model - 1.0).abs() < 0.1,
+        "{measured} vs {model}"
+    );
+}
