@@ -69,6 +69,8 @@ pub mod format;
 pub mod hash;
 pub mod model;
 mod prefetch;
+#[cfg(feature = "redis")]
+pub mod redis;
 pub mod scalable;
 
 #[doc(hidden)]

@@ -6,7 +6,7 @@
 mod commands;
 
 use clap::{Parser, Subcommand};
-use commands::{files, fpr, report, tune};
+use commands::{files, fpr, redis, report, tune};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -35,6 +35,9 @@ enum Command {
     Query(files::QueryArgs),
     /// Print a saved filter's parameters, fill and expected FPR.
     Stats(files::StatsArgs),
+    /// A filter shared through Redis or Valkey: create, add, query, stats, export.
+    #[command(subcommand)]
+    Redis(redis::RedisCommand),
 }
 
 /// A failure with the exit code it maps to.
@@ -72,7 +75,7 @@ impl From<linebloom::Error> for Failure {
     fn from(e: linebloom::Error) -> Self {
         use linebloom::Error::*;
         match e {
-            Io(_) | Full => Failure::other(e),
+            Io(_) | Full | Server(_) => Failure::other(e),
             _ => Failure::usage(e),
         }
     }
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Build(args) => files::build(args),
         Command::Query(args) => files::query(args),
         Command::Stats(args) => files::stats(args),
+        Command::Redis(command) => redis::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

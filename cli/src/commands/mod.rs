@@ -5,5 +5,6 @@ pub mod files;
 pub mod fpr;
 pub mod keys;
 pub mod output;
+pub mod redis;
 pub mod report;
 pub mod tune;
