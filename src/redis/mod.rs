@@ -218,9 +218,9 @@ impl RedisBlockedBloom {
         // alone first, so the message names the key.
         let mut types = self.conn.batch();
         for key in &self.shard_keys {
-            types.add(cmd1("TYPE", key));
+            types.command("TYPE", key, 0);
         }
-        let replies = self.conn.run(&types)?;
+        let replies = self.conn.run(types)?;
         for (key, reply) in self.shard_keys.iter().zip(&replies) {
             let kind = status_text(reply);
             if kind != "string" && kind != "none" {
@@ -231,10 +231,10 @@ impl RedisBlockedBloom {
         }
         let mut lens = self.conn.batch();
         for key in &self.shard_keys {
-            lens.add(cmd1("STRLEN", key));
+            lens.command("STRLEN", key, 0);
         }
         let max = self.shard_bytes();
-        for (key, reply) in self.shard_keys.iter().zip(self.conn.run(&lens)?) {
+        for (key, reply) in self.shard_keys.iter().zip(self.conn.run(lens)?) {
             let len = int_of(&reply)?;
             if len > max {
                 return Err(Error::Foreign(format!(
@@ -252,11 +252,13 @@ impl RedisBlockedBloom {
         let last = self.shard_bytes() * 8 - 1;
         let mut batch = self.conn.batch();
         for key in &self.shard_keys {
-            let mut c = redis::cmd("BITFIELD");
-            c.arg(key).arg("INCRBY").arg("u1").arg(last).arg(0);
-            batch.add(c);
+            batch.command("BITFIELD", key, 4);
+            batch.arg(b"INCRBY");
+            batch.arg(b"u1");
+            batch.arg_u64(last);
+            batch.arg(b"0");
         }
-        self.conn.run(&batch).map(drop)
+        self.conn.run(batch).map(drop)
     }
 
     /// The filter's name on the server.
@@ -362,47 +364,56 @@ impl RedisBlockedBloom {
     /// Looks up many keys given by their hashes, pipelined, into `found` (same length).
     pub fn contains_hashes(&mut self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
         check_lengths(hashes.len(), found.len())?;
-        for (hashes, found) in hashes
-            .chunks(KEYS_PER_ROUND_TRIP)
-            .zip(found.chunks_mut(KEYS_PER_ROUND_TRIP))
-        {
-            match self.lookup {
-                LookupMethod::LineRead => self.read_lines(hashes, found)?,
-                LookupMethod::BitRead => {
-                    self.bit_commands("BITFIELD_RO", hashes, |bits, i| found[i] = bits.all)?
-                }
+        match self.lookup {
+            LookupMethod::LineRead => self.read_lines(hashes, found),
+            LookupMethod::BitRead => {
+                self.bit_commands("BITFIELD_RO", hashes, |all, i| found[i] = all)
             }
         }
-        Ok(())
     }
 
     fn insert_batch(&mut self, hashes: &[u64], mut new: Option<&mut [bool]>) -> Result<u64> {
         let mut count = 0;
-        for (c, chunk) in hashes.chunks(KEYS_PER_ROUND_TRIP).enumerate() {
-            let base = c * KEYS_PER_ROUND_TRIP;
-            self.bit_commands("BITFIELD", chunk, |bits, i| {
-                let was_new = !bits.all;
-                count += u64::from(was_new);
-                if let Some(new) = new.as_deref_mut() {
-                    new[base + i] = was_new;
-                }
-            })?;
-        }
+        self.bit_commands("BITFIELD", hashes, |all, i| {
+            count += u64::from(!all);
+            if let Some(new) = new.as_deref_mut() {
+                new[i] = !all;
+            }
+        })?;
         Ok(count)
     }
 
-    /// Sends `hashes` (one round trip's worth) as `BITFIELD`-style commands, one per shard and
-    /// [`KEYS_PER_COMMAND`] keys (`SET u1 p 1` fields for `BITFIELD`, `GET u1 p` for
-    /// `BITFIELD_RO`), and calls `answer` with each key's returned bits and its index.
+    /// Sends `hashes` as `BITFIELD`-style commands, one per shard and [`KEYS_PER_COMMAND`]
+    /// keys (`SET u1 p 1` fields for `BITFIELD`, `GET u1 p` for `BITFIELD_RO`), one round trip
+    /// per [`KEYS_PER_ROUND_TRIP`] keys, and calls `answer` with whether all of each key's
+    /// returned bits were set, and its index. Each round trip is sent before the previous
+    /// one's replies are read, so the client encodes while the server works.
     fn bit_commands(
         &mut self,
         command: &str,
         hashes: &[u64],
-        mut answer: impl FnMut(Bits, usize),
+        mut answer: impl FnMut(bool, usize),
     ) -> Result<()> {
+        let mut pending: Option<(conn::Sent, Plan)> = None;
+        for (c, chunk) in hashes.chunks(KEYS_PER_ROUND_TRIP).enumerate() {
+            let (batch, plan) = self.encode_bits(command, chunk, c * KEYS_PER_ROUND_TRIP);
+            let sent = self.conn.send(batch)?;
+            if let Some((sent, plan)) = pending.replace((sent, plan)) {
+                let replies = self.conn.receive(sent)?;
+                plan.answer(command, &replies, &mut answer)?;
+            }
+        }
+        if let Some((sent, plan)) = pending {
+            let replies = self.conn.receive(sent)?;
+            plan.answer(command, &replies, &mut answer)?;
+        }
+        Ok(())
+    }
+
+    /// One round trip's commands for [`Self::bit_commands`], and how to read their replies.
+    fn encode_bits(&mut self, command: &str, hashes: &[u64], base: usize) -> (conn::Batch, Plan) {
         let write = command == "BITFIELD";
         let order = by_shard(&self.params, hashes);
-        // Offsets of every key, in command order, with each key's count.
         self.offsets.clear();
         let mut counts = Vec::with_capacity(order.len());
         let mut shard_of = Vec::with_capacity(order.len());
@@ -411,7 +422,6 @@ impl RedisBlockedBloom {
             counts.push(n);
             shard_of.push(shard);
         }
-        // Commands: runs of keys of one shard, at most KEYS_PER_COMMAND each.
         let mut batch = self.conn.batch();
         let mut runs = Vec::new();
         let (mut at, mut bit) = (0, 0);
@@ -422,62 +432,71 @@ impl RedisBlockedBloom {
                 end += 1;
             }
             let bits: usize = counts[at..end].iter().sum();
-            let mut c = redis::cmd(command);
-            c.arg(&self.shard_keys[shard]);
+            let per_field = if write { 4 } else { 3 };
+            batch.command(command, &self.shard_keys[shard], bits * per_field);
             for &offset in &self.offsets[bit..bit + bits] {
                 if write {
-                    c.arg("SET").arg("u1").arg(offset).arg(1);
+                    batch.arg(b"SET");
+                    batch.arg(b"u1");
+                    batch.arg_u64(offset);
+                    batch.arg(b"1");
                 } else {
-                    c.arg("GET").arg("u1").arg(offset);
+                    batch.arg(b"GET");
+                    batch.arg(b"u1");
+                    batch.arg_u64(offset);
                 }
             }
-            batch.add(c);
             runs.push(end);
             (at, bit) = (end, bit + bits);
         }
-        let replies = self.conn.run(&batch)?;
-        let mut at = 0;
-        for (reply, end) in replies.iter().zip(runs) {
-            let Value::Array(values) = reply else {
-                return Err(unexpected(command, reply));
-            };
-            let mut values = values.iter();
-            for (&i, &n) in order[at..end].iter().zip(&counts[at..end]) {
-                let mut all = true;
-                for _ in 0..n {
-                    match values.next() {
-                        Some(Value::Int(0)) => all = false,
-                        Some(Value::Int(1)) => {}
-                        other => return Err(unexpected(command, other.unwrap_or(&Value::Nil))),
-                    }
-                }
-                answer(Bits { all }, i);
-            }
-            at = end;
-        }
-        Ok(())
+        let order = order.into_iter().map(|i| base + i).collect();
+        (
+            batch,
+            Plan {
+                order,
+                counts,
+                runs,
+            },
+        )
     }
 
-    /// Lookups by reading each key's line (`GETRANGE`, 64 bytes) and testing it here.
+    /// Lookups by reading each key's line (`GETRANGE`, 64 bytes) and testing it here, one
+    /// round trip per [`KEYS_PER_ROUND_TRIP`] keys, overlapped as in `bit_commands`.
     fn read_lines(&mut self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
-        let mut batch = self.conn.batch();
-        for &hash in hashes {
-            let (shard, line) = self.params.locate(hash);
-            let start = line * LINE_BYTES;
-            let mut c = redis::cmd("GETRANGE");
-            c.arg(&self.shard_keys[shard])
-                .arg(start)
-                .arg(start + LINE_BYTES - 1);
-            batch.add(c);
+        let mut pending: Option<(conn::Sent, usize)> = None;
+        let mut finish = |conn: &mut Conn, sent, start: usize| -> Result<()> {
+            let replies = conn.receive(sent)?;
+            let end = start + replies.len();
+            for ((reply, &hash), found) in replies
+                .iter()
+                .zip(&hashes[start..end])
+                .zip(&mut found[start..end])
+            {
+                let bytes: &[u8] = match reply {
+                    Value::BulkString(b) => b,
+                    Value::Nil => &[],
+                    other => return Err(unexpected("GETRANGE", other)),
+                };
+                *found = line_from(bytes).test(lookup_mask_for(hash, self.params.hashes));
+            }
+            Ok(())
+        };
+        for (c, chunk) in hashes.chunks(KEYS_PER_ROUND_TRIP).enumerate() {
+            let mut batch = self.conn.batch();
+            for &hash in chunk {
+                let (shard, line) = self.params.locate(hash);
+                let start = line * LINE_BYTES;
+                batch.command("GETRANGE", &self.shard_keys[shard], 2);
+                batch.arg_u64(start);
+                batch.arg_u64(start + LINE_BYTES - 1);
+            }
+            let sent = self.conn.send(batch)?;
+            if let Some((sent, start)) = pending.replace((sent, c * KEYS_PER_ROUND_TRIP)) {
+                finish(&mut self.conn, sent, start)?;
+            }
         }
-        let replies = self.conn.run(&batch)?;
-        for ((reply, &hash), found) in replies.iter().zip(hashes).zip(found) {
-            let bytes: &[u8] = match reply {
-                Value::BulkString(b) => b,
-                Value::Nil => &[],
-                other => return Err(unexpected("GETRANGE", other)),
-            };
-            *found = line_from(bytes).test(lookup_mask_for(hash, self.params.hashes));
+        if let Some((sent, start)) = pending {
+            finish(&mut self.conn, sent, start)?;
         }
         Ok(())
     }
@@ -486,10 +505,10 @@ impl RedisBlockedBloom {
     pub fn stats(&mut self) -> Result<RedisStats> {
         let mut batch = self.conn.batch();
         for key in &self.shard_keys {
-            batch.add(cmd1("BITCOUNT", key));
+            batch.command("BITCOUNT", key, 0);
         }
         let mut ones = 0u64;
-        for reply in self.conn.run(&batch)? {
+        for reply in self.conn.run(batch)? {
             ones += int_of(&reply)?;
         }
         let p = &self.params;
@@ -522,7 +541,7 @@ impl RedisBlockedBloom {
     pub fn export(&mut self) -> Result<BlockedBloom> {
         let mut batch = self.conn.batch();
         for key in &self.shard_keys {
-            batch.add(cmd1("GET", key));
+            batch.command("GET", key, 0);
         }
         let shard_bytes = self.shard_bytes() as usize;
         let mut all = Vec::new();
@@ -531,7 +550,7 @@ impl RedisBlockedBloom {
                 items: self.params.items,
                 bits_per_key: self.num_bits() as f64 / self.params.items as f64,
             })?;
-        for (key, reply) in self.shard_keys.iter().zip(self.conn.run(&batch)?) {
+        for (key, reply) in self.shard_keys.iter().zip(self.conn.run(batch)?) {
             let bytes: &[u8] = match &reply {
                 Value::BulkString(b) => b,
                 Value::Nil => &[],
@@ -581,10 +600,49 @@ pub struct RedisStats {
     pub cluster: bool,
 }
 
-/// One key's bits as a `BITFIELD` returned them.
-struct Bits {
-    /// Every bit was set (before the command, for `BITFIELD SET`).
-    all: bool,
+/// How to read one round trip's `BITFIELD` replies: the keys in command order (their indices
+/// in the whole batch), each key's number of fields, and where each command's keys end.
+struct Plan {
+    order: Vec<usize>,
+    counts: Vec<usize>,
+    runs: Vec<usize>,
+}
+
+impl Plan {
+    fn answer(
+        &self,
+        command: &str,
+        replies: &[Value],
+        answer: &mut impl FnMut(bool, usize),
+    ) -> Result<()> {
+        if replies.len() != self.runs.len() {
+            return Err(Error::Server(format!(
+                "{} replies to {} {command} commands",
+                replies.len(),
+                self.runs.len()
+            )));
+        }
+        let mut at = 0;
+        for (reply, &end) in replies.iter().zip(&self.runs) {
+            let Value::Array(values) = reply else {
+                return Err(unexpected(command, reply));
+            };
+            let mut values = values.iter();
+            for (&i, &n) in self.order[at..end].iter().zip(&self.counts[at..end]) {
+                let mut all = true;
+                for _ in 0..n {
+                    match values.next() {
+                        Some(Value::Int(0)) => all = false,
+                        Some(Value::Int(1)) => {}
+                        other => return Err(unexpected(command, other.unwrap_or(&Value::Nil))),
+                    }
+                }
+                answer(all, i);
+            }
+            at = end;
+        }
+        Ok(())
+    }
 }
 
 /// The indices of `hashes` ordered by shard (stable), so each shard's keys are one run.
