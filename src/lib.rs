@@ -15,6 +15,8 @@
 //!   engine's bits. `remove` never makes an inserted key disappear (saturated counters stay).
 //! - [`ScalableBlockedBloom`], growth: a chain of blocked filters that grows as keys arrive,
 //!   its FPR under the target however far it grows.
+//! - `redis::RedisBlockedBloom` (feature `redis`): the blocked filter shared by many processes
+//!   and machines through plain Redis or Valkey, one command per key.
 //!
 //! All share the [`Filter`] trait (hash-level insert and lookup) and the format ([`format`](mod@format),
 //! [`AnyFilter`]); the first four the same constructors: `with_fpr(items, fpr)`,

@@ -150,6 +150,18 @@ fn main() {
         .iter()
         .map(|k| hash_bytes(k.as_bytes(), seed))
         .collect();
+    if full > m {
+        let mut local =
+            linebloom::BlockedBloom::with_lines(f.num_lines() as usize, f.hashes(), seed).unwrap();
+        let all: Vec<u64> = (0..full)
+            .map(|i| hash_bytes(key(i).as_bytes(), seed))
+            .collect();
+        local.par_insert_hashes(&all);
+        let bytes = local.to_bytes();
+        let lines = &bytes[linebloom::format::HEADER_LEN..][..local.size_bytes()];
+        upload(&mut con, f.shard_key(0).unwrap(), lines);
+    }
+    let n = m;
     let trips = n.div_ceil(ROUND_TRIP);
     rows.push(measure(
         &mut con,
@@ -187,6 +199,10 @@ fn main() {
             },
         ));
     }
+    let exported = f.export().unwrap();
+    pages(
+        &mut con, &url, &exported, &hashes, full, &mut rows, &mut sizes,
+    );
     let mut g = RedisBlockedBloom::builder(n as u64)
         .fpr(FPR)
         .create(&url, "lb-single")
@@ -204,8 +220,8 @@ fn main() {
         },
     ));
     sizes.push((
-        "linebloom",
-        f.size_bytes() as f64 * 8.0 / n as f64,
+        "linebloom".to_string(),
+        f.size_bytes() as f64 * 8.0 / full as f64,
         fpr,
         f.hashes(),
     ));
@@ -298,8 +314,8 @@ fn main() {
         },
     ));
     sizes.push((
-        "Redisson-style",
-        m as f64 / n as f64,
+        "Redisson-style".to_string(),
+        bits as f64 / full as f64,
         fp as f64 / PROBES as f64,
         k,
     ));
@@ -323,6 +339,10 @@ fn main() {
             .unwrap()
             .get_connection()
             .unwrap();
+        for start in (n..full).step_by(ROUND_TRIP) {
+            let chunk: Vec<String> = (start..(start + ROUND_TRIP).min(full)).map(key).collect();
+            bf(&mut rb, "BF.MADD", &chunk);
+        }
         rows.push(measure(
             &mut con,
             "RedisBloom BF.MADD",
@@ -383,8 +403,8 @@ fn main() {
             })
             .unwrap_or(f64::NAN);
         sizes.push((
-            "RedisBloom",
-            size * 8.0 / n as f64,
+            "RedisBloom".to_string(),
+            size * 8.0 / full as f64,
             fp as f64 / PROBES as f64,
             0,
         ));
@@ -415,6 +435,92 @@ fn main() {
     print_tables(full, n, &rows, &sizes);
 }
 
+/// The design with fewer than one command per lookup: the lines in "page" keys of 1 or 16
+/// lines each, read with `MGET` of 1,000 pages (a prototype here, single server only; a
+/// cluster would need the pages of one `MGET` in one slot).
+fn pages(
+    con: &mut Connection,
+    url: &str,
+    filter: &linebloom::BlockedBloom,
+    hashes: &[u64],
+    full: usize,
+    rows: &mut Vec<Row>,
+    sizes: &mut Vec<(String, f64, f64, u32)>,
+) {
+    let bytes = filter.to_bytes();
+    let lines = &bytes[linebloom::format::HEADER_LEN..][..filter.size_bytes()];
+    let n = hashes.len();
+    let k = filter.hashes();
+    let mut reader = redis::Client::open(url).unwrap().get_connection().unwrap();
+    for per_page in [1usize, 16] {
+        let name = |page: usize| format!("lbp{per_page}:{page}");
+        let before = used_memory(con);
+        for (c, group) in lines
+            .chunks(per_page * 64)
+            .collect::<Vec<_>>()
+            .chunks(1_000)
+            .enumerate()
+        {
+            let mut mset = redis::cmd("MSET");
+            for (j, page) in group.iter().enumerate() {
+                mset.arg(name(c * 1_000 + j)).arg(*page);
+            }
+            mset.query::<()>(con).unwrap();
+        }
+        let memory = used_memory(con) - before;
+        let design = format!("linebloom pages of {per_page} line(s), MGET");
+        let trips = n.div_ceil(ROUND_TRIP);
+        rows.push(measure(con, &design, "query, batched", n, trips, || {
+            for chunk in hashes.chunks(ROUND_TRIP) {
+                let at: Vec<usize> = chunk
+                    .iter()
+                    .map(|&h| linebloom::hash::reduce(h, filter.num_lines()))
+                    .collect();
+                let mut p = redis::pipe();
+                for part in at.chunks(PER_COMMAND) {
+                    let mut mget = redis::cmd("MGET");
+                    for &line in part {
+                        mget.arg(name(line / per_page));
+                    }
+                    p.add_command(mget);
+                }
+                let replies: Vec<Vec<Vec<u8>>> = p.query(&mut reader).unwrap();
+                for ((&h, &line), page) in chunk.iter().zip(&at).zip(replies.iter().flatten()) {
+                    let start = (line % per_page) * 64;
+                    let mut words = [0u32; 16];
+                    for (w, b) in words.iter_mut().zip(page[start..start + 64].chunks(4)) {
+                        *w = u32::from_le_bytes(b.try_into().unwrap());
+                    }
+                    let mask = linebloom::blocked::simd::lookup_mask_for(h, k);
+                    assert!(linebloom::blocked::Line(words).test(mask));
+                }
+            }
+        }));
+        sizes.push((
+            format!("{design} (server memory)"),
+            memory as f64 * 8.0 / full as f64,
+            f64::NAN,
+            k,
+        ));
+        let pages = lines.len().div_ceil(per_page * 64);
+        for start in (0..pages).step_by(1_000) {
+            let mut del = redis::cmd("UNLINK");
+            for page in start..(start + 1_000).min(pages) {
+                del.arg(name(page));
+            }
+            del.query::<()>(con).unwrap();
+        }
+    }
+}
+
+fn used_memory(con: &mut Connection) -> i64 {
+    let info: String = redis::cmd("INFO").arg("memory").query(con).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// Writes `bytes` to the string `key` with `SETRANGE`, 64 MiB at a time.
 fn upload(con: &mut Connection, key: &str, bytes: &[u8]) {
     for (i, piece) in bytes.chunks(UPLOAD).enumerate() {
@@ -427,7 +533,7 @@ fn upload(con: &mut Connection, key: &str, bytes: &[u8]) {
     }
 }
 
-fn print_tables(full: usize, n: usize, rows: &[Row], sizes: &[(&str, f64, f64, u32)]) {
+fn print_tables(full: usize, n: usize, rows: &[Row], sizes: &[(String, f64, f64, u32)]) {
     println!(
         "Filters of {full} keys, {FPR} target FPR; {n} keys timed, {ROUND_TRIP} keys per round \
          trip when batched\n"
@@ -458,6 +564,11 @@ fn print_tables(full: usize, n: usize, rows: &[Row], sizes: &[(&str, f64, f64, u
         } else {
             k.to_string()
         };
-        println!("| {name} | {bits:.2} | {:.3} % | {k} |", fpr * 100.0);
+        let fpr = if fpr.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{:.3} %", fpr * 100.0)
+        };
+        println!("| {name} | {bits:.2} | {fpr} | {k} |");
     }
 }
