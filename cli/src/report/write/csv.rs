@@ -167,18 +167,20 @@ pub fn fpr_csv(report: &Report) -> String {
 /// `memory_limit.csv`: one row per buffer size.
 pub fn limit_csv(report: &Report) -> String {
     let mut out = format!(
-        "bytes,{},{},{},best_ns\n",
+        "bytes,{},{},{},{},best_ns\n",
         stat_header("independent"),
         stat_header("prefetched"),
+        stat_header("hashed_ring"),
         stat_header("dependent"),
     );
     for l in &report.limits {
         let _ = writeln!(
             out,
-            "{},{},{},{},{}",
+            "{},{},{},{},{},{}",
             l.bytes,
             stat_cells(&l.independent),
             stat_cells(&l.prefetched),
+            stat_cells(&l.ring),
             stat_cells(&l.dependent),
             num(l.best_ns()),
         );
