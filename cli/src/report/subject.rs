@@ -158,6 +158,11 @@ pub trait Subject: Send + Sync {
     fn count_batched(&self, _hashes: &[u64], _out: &mut [bool]) -> Option<Result<u64>> {
         None
     }
+    /// The batched lookup on every thread of the current rayon pool; `None` when the filter
+    /// has no parallel lookup.
+    fn par_count_batched(&self, _hashes: &[u64], _out: &mut [bool]) -> Option<Result<u64>> {
+        None
+    }
     /// Bytes of filter data.
     fn size_bytes(&self) -> usize;
     /// The FPR the filter's model expects after `items` keys; `None` when it has no model.
@@ -255,6 +260,12 @@ impl Subject for BlockedBloom {
     }
     bloom_inserts!();
     ours_lookups!(BlockedBloom);
+    fn par_count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+        Some(out_for(hashes, out).and_then(|out| {
+            self.par_contains_hashes(hashes, out)?;
+            Ok(count_true(out))
+        }))
+    }
 }
 
 impl Subject for ClassicBloom {

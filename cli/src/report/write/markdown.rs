@@ -324,18 +324,20 @@ fn write_bulk_table(w: &mut String, report: &Report) {
          every key and inserts those of its run of lines, as each task does (all of them on \
          one thread, or below the 16 Ki keys at which the bulk insert splits its work), so the **bound** (its rate over the first thread count's) is the \
          most this design can give that many threads even if they shared no cache and no \
-         memory bandwidth.\n"
+         memory bandwidth. **Parallel batched miss** (blocked): `par_contains_hashes` of the \
+         never-inserted keys on the same pool, ns per key of all threads together, and its \
+         speedup over the first thread count.\n"
     );
     let _ = writeln!(
         w,
         "| filter | size | threads | ns/key | Mkeys/s | speedup | ceiling ns/key | ceiling \
-         speedup | one task ns/key | bound |"
+         speedup | one task ns/key | bound | parallel batched miss ns/key | its speedup |"
     );
-    let _ = writeln!(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     for r in &report.bulk {
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {} | {:.1} | {:.2}× | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.1} | {:.2}× | {} | {} | {} | {} | {} | {} |",
             r.filter,
             format_byte_size(r.target_bytes),
             r.threads,
@@ -346,6 +348,8 @@ fn write_bulk_table(w: &mut String, report: &Report) {
             times(r.ceiling_speedup),
             opt_stat_md(&r.one_task),
             times(r.one_task_bound),
+            opt_stat_md(&r.par_miss),
+            times(r.par_miss_speedup),
         );
     }
     let _ = writeln!(w);
