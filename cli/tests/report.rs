@@ -467,8 +467,9 @@ fn contenders_parse() {
         "fastbloom",
         "sbbf-rs",
         "xorf-bfuse8",
+        "growable-bloom-filter",
     ] {
         assert!(peer.parse::<Contender>().unwrap().is_peer(), "{peer}");
     }
-    assert_eq!(Contender::available().len(), 10);
+    assert_eq!(Contender::available().len(), 11);
 }
