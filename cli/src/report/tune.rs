@@ -743,7 +743,13 @@ pub fn measure(rec: &Recommendation, budget: MeasureBudget, seed: u64) -> Result
         Some(g) => (g.bytes, g.bits_per_key),
         None => (c.bytes, c.bits_per_key),
     };
-    let bytes = (full_bytes as usize).min(budget.max_bytes.max(64));
+    // A chain's inserts and misses read each of its filters: measured no larger than the
+    // report's speed sweep measures it, so that the fill completes in the time budget.
+    let contender = Contender::Ours(c.filter);
+    let most = contender
+        .speed_sweep_max_bytes()
+        .map_or(budget.max_bytes, |m| m.min(budget.max_bytes));
+    let bytes = (full_bytes as usize).min(most.max(64));
     let items = ((bytes as f64 * 8.0 / bits_per_key) as usize).max(1);
     let mut subject: Box<dyn Subject> = match c.filter {
         FilterKind::Scalable => Box::new(
@@ -751,7 +757,7 @@ pub fn measure(rec: &Recommendation, budget: MeasureBudget, seed: u64) -> Result
                 .seed(seed)
                 .build()?,
         ),
-        kind => build_subject(Contender::Ours(kind), items, c.bits_per_key, seed)?,
+        _ => build_subject(contender, items, c.bits_per_key, seed)?,
     };
     let pool = if subject.has_parallel_insert() {
         Some(thread_pool(
