@@ -114,7 +114,7 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
         "- Every figure is **ns per key** (lower is better): the median of {} samples after one \
          warm-up, with the fastest and slowest sample in parentheses. A sample runs at least \
          {} ms. Keys are pre-hashed 64-bit values, so no figure includes hashing a key (except \
-         `bloomfilter`, which has no pre-hashed path).",
+         `bloomfilter` and `growable-bloom-filter`, which have no pre-hashed path).",
         c.reps, c.min_sample_ms
     );
     let _ = writeln!(
