@@ -114,7 +114,7 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
         "- Every figure is **ns per key** (lower is better): the median of {} samples after one \
          warm-up, with the fastest and slowest sample in parentheses. A sample runs at least \
          {} ms. Keys are pre-hashed 64-bit values, so no figure includes hashing a key (except \
-         `bloomfilter`, which has no pre-hashed path).",
+         `bloomfilter` and `growable-bloom-filter`, which have no pre-hashed path).",
         c.reps, c.min_sample_ms
     );
     let _ = writeln!(
@@ -155,6 +155,24 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
          pays about seven line reads per key. The latency column (dependent loads) is what a \
          caller that waits for each answer before asking the next pays per miss."
     );
+    if c.filters
+        .iter()
+        .any(|f| matches!(f.name(), "scalable" | "growable-bloom-filter"))
+    {
+        let _ = writeln!(
+            w,
+            "- **scalable** and **growable-bloom-filter** grow: each starts sized for a \
+             thousandth of the keys (at least 1) and grows as they arrive (1000×), with the \
+             blocked filter's model FPR at {} bits per key as its target (growable-bloom-filter \
+             as `GrowableBloom::new(fpr, n / 1000)`: growth 2, tightening 0.85). Both skip a \
+             key the chain already answers \"maybe\" to. growable-bloom-filter has no size \
+             accessor: its bytes are computed from its sizing rule (per sub-filter \
+             ⌈log2(1/p)⌉ slices of ⌈capacity / ln 2⌉ bits; a test checks the sum against its \
+             serialized buffers), and it hashes each u64 again (xxh3) as it takes `Hash` keys \
+             only.",
+            c.bits_per_key
+        );
+    }
     let _ = writeln!(
         w,
         "- **FPR**: the share of never-inserted keys a filter answers \"maybe\" to, beside the \
