@@ -113,16 +113,38 @@ pub fn counting_bits_per_key(fpr: f64) -> Result<f64> {
     Ok(hi * 4.0)
 }
 
+/// The bit offset of the counter the key uses in each word (lane w: word w), whether it uses
+/// the word or not.
+#[inline(always)]
+fn offsets(hash: u64) -> u64x8 {
+    // Lane w's high half is x * salt[w]; its top 4 bits pick the counter in word w.
+    let prod: u64x8 = bytemuck::cast(u32x16::splat(hash as u32) * SALT_HIGH);
+    (prod >> 60u64) << 2u64
+}
+
+/// The rotation of a key's words, and the row of `ENABLE` for `hashes` counters.
+#[inline(always)]
+fn enable_row(hash: u64, hashes: u32) -> &'static [u64; 8] {
+    let r = ((hash >> 32) & 7) as usize;
+    &ENABLE[hashes.clamp(1, MAX_COUNTING_HASHES) as usize][r]
+}
+
 /// The counters one key touches, as nibble increments: 1 in the low bit of each of its
 /// counters, one counter in each of its k words.
 #[inline(always)]
 fn increments(hash: u64, hashes: u32) -> u64x8 {
-    // Lane w's high half is x * salt[w]; its top 4 bits pick the counter in word w.
-    let prod: u64x8 = bytemuck::cast(u32x16::splat(hash as u32) * SALT_HIGH);
-    let at: u64x8 = (prod >> 60u64) << 2u64;
-    let r = ((hash >> 32) & 7) as usize;
-    let enable = u64x8::new(ENABLE[hashes.clamp(1, MAX_COUNTING_HASHES) as usize][r]);
-    (u64x8::splat(1) << at) & enable
+    (u64x8::splat(1) << offsets(hash)) & u64x8::new(*enable_row(hash, hashes))
+}
+
+/// Whether all of a key's counters are non-zero in `line`: the lookup's own test, which masks
+/// each counter's whole nibble instead of folding the line's nibbles (`all_present`), some
+/// 8 fewer vector instructions per key on AVX2. A word the key does not use passes: its lane
+/// of the line is ORed with all ones (`!ENABLE`) before the test.
+#[inline(always)]
+fn key_present(line: u64x8, hash: u64, hashes: u32) -> bool {
+    let nibbles = u64x8::splat(0xF) << offsets(hash);
+    let unused = !u64x8::new(*enable_row(hash, hashes));
+    !((line | unused) & nibbles).simd_eq(u64x8::ZERO).any()
 }
 
 /// The engine's first eight salts in the high half of each 64-bit lane.
@@ -348,10 +370,7 @@ impl CountingBlockedBloom {
     /// Whether a pre-hashed key may be present: all its counters are non-zero.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        all_present(
-            load(line_for(&self.lines, hash)),
-            increments(hash, self.hashes),
-        )
+        key_present(load(line_for(&self.lines, hash)), hash, self.hashes)
     }
 
     /// Removes one insert of a pre-hashed key: 1 less in each of its counters that is not

@@ -57,6 +57,15 @@ pub enum Error {
     Corrupt(String),
     /// An I/O error, with its message (kept as text so the error stays `Clone + PartialEq`).
     Io(String),
+    /// A server holding a shared filter cannot be reached, or went away during a request
+    /// (nothing is known about that request's keys: retry it; inserts are idempotent).
+    Unavailable(String),
+    /// A server refused a request (a key of another type, no permission, out of memory).
+    Server(String),
+    /// A shared filter that does not exist (create it first).
+    NotFound(String),
+    /// A server key that exists but is not a linebloom filter (or not one this version reads).
+    Foreign(String),
 }
 
 /// Shorthand for `std::result::Result<T, linebloom::Error>`.
@@ -133,6 +142,10 @@ impl fmt::Display for Error {
             Error::Incompatible(why) => write!(f, "filters are incompatible: {why}"),
             Error::Corrupt(why) => write!(f, "corrupt filter bytes: {why}"),
             Error::Io(why) => write!(f, "I/O error: {why}"),
+            Error::Unavailable(why) => write!(f, "server unavailable: {why}"),
+            Error::Server(why) => write!(f, "server error: {why}"),
+            Error::NotFound(why) => write!(f, "not found: {why}"),
+            Error::Foreign(why) => write!(f, "not a linebloom filter: {why}"),
         }
     }
 }

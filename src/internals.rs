@@ -7,7 +7,7 @@
 use crate::error::Result;
 
 pub use crate::blocked::pages::LineBuf;
-pub use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
+pub use crate::prefetch::{Level, NEAR, hint_step, prefetch_ahead, prefetch_to};
 
 /// How many keys ahead the batched paths prefetch a key's line.
 pub const PREFETCH_AHEAD: usize = crate::blocked::PREFETCH_AHEAD;

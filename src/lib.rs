@@ -19,6 +19,8 @@
 //!   (32-byte blocks, 8 bits per key, XXH64), read and written bit for bit as every Parquet
 //!   reader does, with the engine's batched lookups and bulk insert. [`SplitBlockBloomRef`]
 //!   queries a bitset in place.
+//! - `redis::RedisBlockedBloom` (feature `redis`): the blocked filter shared by many processes
+//!   and machines through plain Redis or Valkey, one command per key.
 //!
 //! All share the [`Filter`] trait (hash-level insert and lookup) and the format ([`format`](mod@format),
 //! [`AnyFilter`]); the first four the same constructors: `with_fpr(items, fpr)`,
@@ -74,6 +76,8 @@ pub mod format;
 pub mod hash;
 pub mod model;
 mod prefetch;
+#[cfg(feature = "redis")]
+pub mod redis;
 pub mod sbbf;
 pub mod scalable;
 

@@ -6,7 +6,7 @@
 mod commands;
 
 use clap::{Parser, Subcommand};
-use commands::{files, fpr, parquet, report, tune};
+use commands::{files, fpr, parquet, redis, report, tune};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -37,6 +37,9 @@ enum Command {
     Stats(files::StatsArgs),
     /// Read and query the split-block Bloom filters in a Parquet file.
     Parquet(parquet::Args),
+    /// A filter shared through Redis or Valkey: create, add, query, stats, export.
+    #[command(subcommand)]
+    Redis(redis::RedisCommand),
 }
 
 /// A failure with the exit code it maps to.
@@ -74,7 +77,7 @@ impl From<linebloom::Error> for Failure {
     fn from(e: linebloom::Error) -> Self {
         use linebloom::Error::*;
         match e {
-            Io(_) | Full => Failure::other(e),
+            Io(_) | Full | Server(_) => Failure::other(e),
             _ => Failure::usage(e),
         }
     }
@@ -90,6 +93,7 @@ fn main() -> ExitCode {
         Command::Query(args) => files::query(args),
         Command::Stats(args) => files::stats(args),
         Command::Parquet(args) => parquet::run(args),
+        Command::Redis(command) => redis::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

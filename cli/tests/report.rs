@@ -331,6 +331,7 @@ fn tune(
         items,
         target,
         needs_delete: false,
+        grows: false,
     })
 }
 
@@ -360,19 +361,76 @@ fn tune_recommends_by_the_rule() {
     let r = tune(1_000_000, Target::Memory(1_250_000)).unwrap();
     assert_eq!(r.chosen.filter, FilterKind::Blocked);
     assert!(r.chosen.bytes <= 1_250_000);
-    // Deletes force the cuckoo filter, and fail where it cannot go.
+    // Deletes: the cuckoo filter where it meets the target, the counting filter where it
+    // cannot, an error where neither can.
     let del = |target| {
         recommend(&TuneRequest {
             items: 1000,
             target,
             needs_delete: true,
+            grows: false,
         })
     };
+    let r = del(Target::Fpr(0.01)).unwrap();
+    assert_eq!(r.chosen.filter, FilterKind::Cuckoo);
+    let counting = r
+        .alternatives
+        .iter()
+        .find(|c| c.filter == FilterKind::Counting)
+        .unwrap();
+    assert!(counting.fpr <= 0.01 && counting.bytes > 3 * r.chosen.bytes);
+    for target in [Target::Fpr(1e-6), Target::BitsPerKey(8.0)] {
+        let r = del(target).unwrap();
+        assert_eq!(r.chosen.filter, FilterKind::Counting, "{target:?}");
+        assert!(r.cannot.iter().any(|u| u.filter == FilterKind::Cuckoo));
+    }
+    assert!(del(Target::Fpr(1e-9)).is_err());
+}
+
+#[test]
+fn tune_recommends_scalable_when_the_count_grows() {
+    let grows = |target| {
+        recommend(&TuneRequest {
+            items: 1000,
+            target,
+            needs_delete: false,
+            grows: true,
+        })
+    };
+    let r = grows(Target::Fpr(0.01)).unwrap();
+    assert_eq!(r.chosen.filter, FilterKind::Scalable);
+    assert_eq!(r.chosen.fpr, 0.01);
+    let g = r.chosen.grown.as_ref().unwrap();
+    assert_eq!(g.items, 1_000_000);
+    // The chain at 1000x: about 18 bits per key in 10 filters, against 10 for one filter.
+    assert_eq!(g.filters, 10);
+    assert!((15.0..21.0).contains(&g.bits_per_key), "{}", g.bits_per_key);
+    assert!(g.blocked_bits_per_key < g.bits_per_key);
+    assert!(r.why.iter().any(|w| w.contains("without --grows")));
     assert_eq!(
-        del(Target::Fpr(0.01)).unwrap().chosen.filter,
-        FilterKind::Cuckoo
+        grows(Target::BitsPerKey(10.0)).unwrap().chosen.filter,
+        FilterKind::Scalable
     );
-    assert!(del(Target::Fpr(1e-6)).is_err());
+    assert!(grows(Target::Memory(1 << 20)).is_err());
+    assert!(grows(Target::Fpr(2.0)).is_err());
+    assert!(
+        recommend(&TuneRequest {
+            items: 1000,
+            target: Target::Fpr(0.01),
+            needs_delete: true,
+            grows: true,
+        })
+        .is_err()
+    );
+    // Measured grown, within the budget.
+    let budget = MeasureBudget {
+        max_bytes: 64 << 10,
+        fill_time: std::time::Duration::from_millis(100),
+        lookups: 4096,
+    };
+    let m = measure(&r, budget, 7).unwrap();
+    assert!(m.bytes <= 64 << 10);
+    assert!(m.miss.median_ns > 0.0);
 }
 
 #[test]
@@ -459,6 +517,52 @@ fn tune_command_exit_codes() {
     ]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["recommendation"]["chosen"]["filter"], "blocked");
+    assert!(json["recommendation"]["chosen"].get("grown").is_none());
+    let out = run(&[
+        "tune",
+        "--items",
+        "1000",
+        "--fpr",
+        "1e-6",
+        "--deletes",
+        "--no-measure",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("recommended    counting filter"), "{text}");
+    let out = run(&[
+        "tune",
+        "--items",
+        "1000",
+        "--fpr",
+        "0.01",
+        "--grows",
+        "--no-measure",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("recommended    scalable filter"), "{text}");
+    assert!(
+        text.contains("grown 1000x    1000000 keys: 10 filters"),
+        "{text}"
+    );
+    for args in [
+        &[
+            "tune",
+            "--items",
+            "1000",
+            "--fpr",
+            "0.01",
+            "--grows",
+            "--deletes",
+        ][..],
+        &["tune", "--items", "1000", "--memory", "1MiB", "--grows"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }
 
 #[test]
@@ -473,6 +577,7 @@ fn contenders_parse() {
         "fastbloom",
         "sbbf-rs",
         "xorf-bfuse8",
+        "growable-bloom-filter",
     ] {
         assert!(peer.parse::<Contender>().unwrap().is_peer(), "{peer}");
     }
@@ -480,5 +585,5 @@ fn contenders_parse() {
         "split-block".parse::<Contender>().unwrap(),
         Contender::Ours(FilterKind::SplitBlock)
     );
-    assert_eq!(Contender::available().len(), 11);
+    assert_eq!(Contender::available().len(), 12);
 }

@@ -51,6 +51,15 @@ impl BlockedBloom {
         contains_hashes_in(&self.lines, self.hashes, hashes, out)
     }
 
+    /// [`contains_hashes`](Self::contains_hashes) on rayon's threads: the batch is split into
+    /// runs of 64 Ki keys, each looked up with the batched (prefetching) lookup on one thread,
+    /// so the answers are exactly those of `contains_hashes`. Past the cache each thread keeps
+    /// its own misses in flight. Batches under 128 Ki keys run on the calling thread. An error
+    /// (and nothing written) when the two slices differ in length.
+    pub fn par_contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        par_contains_hashes_in(&self.lines, self.hashes, hashes, out)
+    }
+
     /// Counts how many of the pre-hashed keys may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
         count_contained_in(&self.lines, self.hashes, hashes)
@@ -269,6 +278,27 @@ pub(crate) fn contains_hashes_in(
     Ok(())
 }
 
+/// Keys per task of the parallel lookup: a task's start costs nothing next to 64 Ki lookups,
+/// and a batch of many runs balances over the threads.
+const PAR_LOOKUP_RUN: usize = 1 << 16;
+
+/// [`contains_hashes_in`] over runs of [`PAR_LOOKUP_RUN`] keys on rayon's threads.
+pub(crate) fn par_contains_hashes_in(
+    lines: &[Line],
+    k: u32,
+    hashes: &[u64],
+    out: &mut [bool],
+) -> Result<()> {
+    check_same_len(hashes.len(), out.len())?;
+    if hashes.len() < 2 * PAR_LOOKUP_RUN {
+        return contains_hashes_in(lines, k, hashes, out);
+    }
+    hashes
+        .par_chunks(PAR_LOOKUP_RUN)
+        .zip(out.par_chunks_mut(PAR_LOOKUP_RUN))
+        .try_for_each(|(hashes, out)| contains_hashes_in(lines, k, hashes, out))
+}
+
 /// How many of `hashes` may be in `lines`, with the batched lookup.
 pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usize {
     if let Some(found) = batch_asm::count(lines, k, hashes, !fits_in(lines, CACHED_BYTES)) {
@@ -459,6 +489,37 @@ fn check_same_len(hashes: usize, out: usize) -> Result<()> {
 mod tests {
     use super::*;
     use crate::hash::mix64;
+
+    #[test]
+    fn parallel_lookups_answer_as_the_batched_and_scalar_ones() {
+        // 3 MiB (past the plain loop) and a tiny filter; batches below, at and past the
+        // threshold where the runs go to rayon, with a ragged last run.
+        for lines in [49_152usize, 3] {
+            let mut f = BlockedBloom::with_lines(lines, 7, 1).unwrap();
+            let inserted: Vec<u64> = (0..200_000u64).map(mix64).collect();
+            f.insert_hashes(&inserted);
+            for len in [0, 1, 2 * PAR_LOOKUP_RUN - 1, 2 * PAR_LOOKUP_RUN, 300_001] {
+                let probes: Vec<u64> = (0..len as u64).map(|i| mix64(i * 3)).collect();
+                let mut par = vec![false; len];
+                let mut batched = vec![true; len];
+                f.par_contains_hashes(&probes, &mut par).unwrap();
+                f.contains_hashes(&probes, &mut batched).unwrap();
+                assert_eq!(par, batched, "lines {lines}, len {len}");
+                for (i, &h) in probes.iter().enumerate().step_by(97) {
+                    assert_eq!(par[i], f.contains_hash(h));
+                }
+                let bytes = crate::blocked::AlignedBytes::from_slice(&f.to_bytes()).unwrap();
+                let view = crate::BlockedBloomRef::from_bytes(&bytes).unwrap();
+                let mut viewed = vec![false; len];
+                view.par_contains_hashes(&probes, &mut viewed).unwrap();
+                assert_eq!(viewed, batched);
+            }
+        }
+        let f = BlockedBloom::with_lines(8, 7, 1).unwrap();
+        let mut out = vec![false; 3];
+        assert!(f.par_contains_hashes(&[1, 2], &mut out).is_err());
+        assert!(f.par_contains_hashes(&vec![0; 1 << 18], &mut out).is_err());
+    }
 
     #[test]
     fn pick8_keeps_exactly_the_hashes_in_range_in_order() {

@@ -21,7 +21,7 @@ mod fill;
 mod lookahead;
 pub(crate) mod pages;
 mod partition;
-mod setops;
+pub(crate) mod setops;
 pub mod simd;
 mod view;
 
@@ -115,19 +115,37 @@ impl BlockedBloomBuilder {
 
     /// Builds the empty filter, or says which parameter is out of range.
     pub fn build(self) -> Result<BlockedBloom> {
-        check_items(self.items as u64)?;
-        let bits_per_key = match self.size {
+        let shape = BlockedBloom::shape_for(self.items as u64, self.size, self.hashes)?;
+        BlockedBloom::with_lines(shape.lines as usize, shape.hashes, self.seed)
+    }
+}
+
+/// The size and probes of a blocked filter, before any memory is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub lines: u64,
+    pub hashes: u32,
+}
+
+impl BlockedBloom {
+    /// The lines and probes a filter for `items` keys sized by `size` gets (the builder's
+    /// rules), or which parameter is out of range.
+    pub(crate) fn shape_for(items: u64, size: Sizing, hashes: Option<u32>) -> Result<Shape> {
+        check_items(items)?;
+        let bits_per_key = match size {
             Sizing::Fpr(p) => model::blocked_bits_per_key(p)?,
             Sizing::BitsPerKey(b) => {
                 check_bits_per_key(b)?;
                 b
             }
         };
-        let lines = units_for(self.items as u64, bits_per_key, LINE_BITS as u64)?;
-        let hashes = self
-            .hashes
-            .unwrap_or_else(|| model::blocked_optimal_hashes(bits_per_key));
-        BlockedBloom::with_lines(lines, hashes, self.seed)
+        let lines = units_for(items, bits_per_key, LINE_BITS as u64)?;
+        let hashes = hashes.unwrap_or_else(|| model::blocked_optimal_hashes(bits_per_key));
+        check_hashes(hashes)?;
+        Ok(Shape {
+            lines: lines as u64,
+            hashes,
+        })
     }
 }
 

@@ -104,8 +104,13 @@ fn probes_per_word(hashes: u32) -> [[usize; 8]; 8] {
 
 /// See [`BlockedBloom::estimated_items`]: `ln Z / ln(1 - (1 - g)/L)`.
 pub(crate) fn estimated_items_of(lines: &[Line], hashes: u32) -> f64 {
-    let bits = lines.len() as f64 * LINE_BITS as f64;
-    let zeros = bits - ones_in(lines) as f64;
+    estimated_items_from(ones_in(lines), lines.len() as u64, hashes)
+}
+
+/// [`estimated_items_of`] from the count of set bits alone (what a server's `BITCOUNT` gives).
+pub(crate) fn estimated_items_from(ones: u64, lines: u64, hashes: u32) -> f64 {
+    let bits = lines as f64 * LINE_BITS as f64;
+    let zeros = bits - ones as f64;
     if zeros <= 0.0 {
         return f64::INFINITY;
     }
@@ -116,7 +121,7 @@ pub(crate) fn estimated_items_of(lines: &[Line], hashes: u32) -> f64 {
         .map(|&b| miss_word.powi(b as i32))
         .sum::<f64>()
         / 8.0;
-    let per_key = (-(1.0 - g) / lines.len() as f64).ln_1p();
+    let per_key = (-(1.0 - g) / lines as f64).ln_1p();
     (zeros / bits).ln() / per_key
 }
 

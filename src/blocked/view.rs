@@ -10,7 +10,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use super::batch::{contains_hashes_in, count_contained_in};
+use super::batch::{contains_hashes_in, count_contained_in, par_contains_hashes_in};
 use super::setops::{current_fpr_of, estimated_items_of, ones_in};
 use super::simd::{LINE_BITS, Line, lookup_mask_for};
 use super::{BlockedBloom, line_for};
@@ -109,6 +109,12 @@ impl<'a> BlockedBloomRef<'a> {
     /// contains_hash(hashes[i])`; an error (nothing written) when the lengths differ.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         contains_hashes_in(self.lines, self.hashes, hashes, out)
+    }
+
+    /// [`BlockedBloom::par_contains_hashes`] on the view: the batched lookup on rayon's
+    /// threads, with the same answers as [`contains_hashes`](Self::contains_hashes).
+    pub fn par_contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        par_contains_hashes_in(self.lines, self.hashes, hashes, out)
     }
 
     /// Counts how many of the pre-hashed keys may be present, with the batched lookup.

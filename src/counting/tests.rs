@@ -30,6 +30,38 @@ fn simd_counters_match_the_scalar_definition() {
 }
 
 #[test]
+fn lookup_test_matches_the_scalar_definition() {
+    // Lines of every fill, from nearly empty to saturated, so that keys find each of their
+    // counters zero or not in every combination; the lookup's nibble-mask test and the fold
+    // that insert and remove use must both agree with the counters read one by one.
+    for k in 1..=MAX_COUNTING_HASHES {
+        for keys in [4u64, 40, 400, 4_000] {
+            let mut f = CountingBlockedBloom::with_lines(16, k, 0).unwrap();
+            for i in 0..keys {
+                f.insert_hash(mix64(i ^ u64::from(k) << 40));
+            }
+            let (mut yes, mut no) = (0, 0);
+            for i in 0..20_000u64 {
+                let h = mix64(i | 1 << 50);
+                let (line, counters) = line_counters(&f, h);
+                let expected = counters_scalar(h, k).iter().all(|&c| counters[c] > 0);
+                assert_eq!(
+                    f.contains_hash(h),
+                    expected,
+                    "k {k}, keys {keys}, hash {h:#x}"
+                );
+                let folded = all_present(load(&f.lines()[line]), increments(h, k));
+                assert_eq!(folded, expected, "k {k}, keys {keys}, hash {h:#x}");
+                if expected { yes += 1 } else { no += 1 }
+            }
+            if keys == 400 {
+                assert!(yes > 100 && no > 100, "k {k}: {yes} present, {no} absent");
+            }
+        }
+    }
+}
+
+#[test]
 fn insert_and_remove_move_exactly_the_keys_counters() {
     let mut f = CountingBlockedBloom::with_lines(4, 6, 0).unwrap();
     for i in 0..200u64 {

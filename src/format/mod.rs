@@ -82,6 +82,8 @@ mod tests;
 pub use any::{AnyFilter, read_any};
 pub(crate) use header::parse;
 pub use header::{Header, Shape, read_header};
+#[cfg(feature = "redis")]
+pub(crate) use payload::lines_from;
 
 #[cfg(doc)]
 use crate::CuckooFilter;

@@ -290,7 +290,7 @@ fn put_lines<W: Write>(out: &mut Checksummed<W>, lines: &[Line]) -> Result<()> {
 
 /// A blocked filter's lines from a payload of little-endian `u32` words (its length a checked
 /// multiple of 64).
-fn lines_from(payload: &[u8]) -> Result<LineBuf> {
+pub(crate) fn lines_from(payload: &[u8]) -> Result<LineBuf> {
     let mut lines = zeroed_lines(payload.len() / std::mem::size_of::<Line>())?;
     bytemuck::cast_slice_mut::<Line, u8>(&mut lines[..]).copy_from_slice(payload);
     if cfg!(target_endian = "big") {

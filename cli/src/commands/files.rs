@@ -20,7 +20,7 @@ use linebloom::filter::{Filter, FilterKind, Sizing};
 use linebloom::format::{AnyFilter, HEADER_LEN, read_any, read_header};
 use linebloom::hash::{DEFAULT_SEED, hash_bytes, hash_xxh64};
 
-use super::keys::{DEFAULT_MAX_KEY_BYTES, KeyReader, KeySource, read_failure};
+use super::keys::{DEFAULT_MAX_KEY_BYTES, KeyReader, KeySource, answer_keys_with, read_failure};
 use super::output::{self, OutputFile, outln};
 use crate::Failure;
 
@@ -341,36 +341,13 @@ fn query_keys(
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     let seed = filter.seed();
-    // The batch's keys back to back, with their end offsets.
-    let mut batch: Vec<u8> = Vec::new();
-    let mut ends: Vec<usize> = Vec::with_capacity(QUERY_BATCH);
-    let mut hashes: Vec<u64> = Vec::with_capacity(QUERY_BATCH);
-    let mut found = vec![false; QUERY_BATCH];
-    let mut flush = |batch: &mut Vec<u8>, ends: &mut Vec<usize>, hashes: &mut Vec<u64>| {
-        let found = &mut found[..hashes.len()];
-        filter.contains_hashes(hashes, found)?;
-        let mut start = 0;
-        for (&end, &yes) in ends.iter().zip(found.iter()) {
-            let answer: &[u8] = if yes { b"\tyes\n" } else { b"\tno\n" };
-            out.write_all(&batch[start..end])
-                .and_then(|()| out.write_all(answer))
-                .map_err(output::stdout_failure)?;
-            start = end;
-        }
-        batch.clear();
-        ends.clear();
-        hashes.clear();
-        Ok::<(), Failure>(())
-    };
-    while let Some(key) = keys.next_key()? {
-        batch.extend_from_slice(key);
-        ends.push(batch.len());
-        hashes.push(key_hash(filter.kind(), key, seed));
-        if hashes.len() == QUERY_BATCH {
-            flush(&mut batch, &mut ends, &mut hashes)?;
-        }
-    }
-    flush(&mut batch, &mut ends, &mut hashes)
+    answer_keys_with(
+        |key| key_hash(filter.kind(), key, seed),
+        keys,
+        out,
+        QUERY_BATCH,
+        |hashes, found| filter.contains_hashes(hashes, found).map_err(Failure::from),
+    )
 }
 
 /// A key's hash for a filter of `kind` with `seed`: the Parquet hash (XXH64, seed 0) for the

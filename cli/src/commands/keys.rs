@@ -11,11 +11,14 @@
 //! breaks (`/dev/zero`) cannot exhaust memory.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
 
+use linebloom::hash::hash_bytes;
+
+use super::output;
 use crate::Failure;
 
 /// The default limit on one key's length: 1 MiB.
@@ -65,6 +68,60 @@ impl KeySource {
         };
         Ok(KeyReader::new(input, self.name(), max_key_bytes, len))
     }
+}
+
+/// Answers every key of `keys` on `out` as `KEY\tyes` or `KEY\tno`, in input order: the keys
+/// are hashed with `seed` and looked up `batch` at a time by `lookup` (a batched, prefetching
+/// or pipelined lookup that fills its answers).
+pub fn answer_keys(
+    seed: u64,
+    keys: &mut KeyReader,
+    out: &mut impl Write,
+    batch: usize,
+    lookup: impl FnMut(&[u64], &mut [bool]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    answer_keys_with(|key| hash_bytes(key, seed), keys, out, batch, lookup)
+}
+
+/// [`answer_keys`] with the keys hashed by `hash` (the split-block filter hashes as Parquet
+/// does, not with a seed).
+pub fn answer_keys_with(
+    hash: impl Fn(&[u8]) -> u64,
+    keys: &mut KeyReader,
+    out: &mut impl Write,
+    batch: usize,
+    mut lookup: impl FnMut(&[u64], &mut [bool]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    // The batch's keys back to back, with their end offsets.
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut ends: Vec<usize> = Vec::with_capacity(batch);
+    let mut hashes: Vec<u64> = Vec::with_capacity(batch);
+    let mut found = vec![false; batch];
+    let mut flush = |bytes: &mut Vec<u8>, ends: &mut Vec<usize>, hashes: &mut Vec<u64>| {
+        let found = &mut found[..hashes.len()];
+        lookup(hashes, found)?;
+        let mut start = 0;
+        for (&end, &yes) in ends.iter().zip(found.iter()) {
+            let answer: &[u8] = if yes { b"\tyes\n" } else { b"\tno\n" };
+            out.write_all(&bytes[start..end])
+                .and_then(|()| out.write_all(answer))
+                .map_err(output::stdout_failure)?;
+            start = end;
+        }
+        bytes.clear();
+        ends.clear();
+        hashes.clear();
+        Ok::<(), Failure>(())
+    };
+    while let Some(key) = keys.next_key()? {
+        bytes.extend_from_slice(key);
+        ends.push(bytes.len());
+        hashes.push(hash(key));
+        if hashes.len() == batch {
+            flush(&mut bytes, &mut ends, &mut hashes)?;
+        }
+    }
+    flush(&mut bytes, &mut ends, &mut hashes)
 }
 
 /// Reads keys one line at a time through one reused buffer.

@@ -6,5 +6,6 @@ pub mod fpr;
 pub mod keys;
 pub mod output;
 pub mod parquet;
+pub mod redis;
 pub mod report;
 pub mod tune;

@@ -26,9 +26,14 @@ pub struct Args {
     /// Memory for the whole filter, e.g. 64MiB, 1GB, 1048576.
     #[arg(long, value_parser = parse_memory)]
     memory: Option<u64>,
-    /// Keys must be removable (only the cuckoo filter can).
+    /// Keys must be removable: the cuckoo filter where it meets the target, else the counting
+    /// filter.
     #[arg(long)]
     deletes: bool,
+    /// The count is not known in advance: --items is where it starts and keys may keep
+    /// arriving (the scalable filter; with --fpr or --bits-per-key).
+    #[arg(long, conflicts_with = "deletes")]
+    grows: bool,
     /// Skip the short measurement (about 2 s) and print the model's figures only.
     #[arg(long)]
     no_measure: bool,
@@ -54,6 +59,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         items: args.items,
         target,
         needs_delete: args.deletes,
+        grows: args.grows,
     };
     let rec = recommend(&request)?;
     let measured = if args.no_measure {
@@ -67,6 +73,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "items": args.items,
             "target": target,
             "deletes": args.deletes,
+            "grows": args.grows,
             "recommendation": rec,
             "measured": measured,
         });
@@ -103,19 +110,44 @@ fn print_text(
         target_text(req.target),
         if req.needs_delete {
             ", with deletes"
+        } else if req.grows {
+            ", growing from there"
         } else {
             ""
         }
     );
     outln!(text, "recommended    {} filter, {}", c.filter, c.params);
-    outln!(text, "bits per key   {:.2}", c.bits_per_key);
+    let first = if c.grown.is_some() {
+        format!(" (its first filter, for {} keys)", req.items)
+    } else {
+        String::new()
+    };
+    outln!(text, "bits per key   {:.2}{first}", c.bits_per_key);
     outln!(
         text,
         "memory         {} ({} bytes)",
         format_byte_size(c.bytes as usize),
         c.bytes
     );
-    outln!(text, "predicted FPR  {} (model)", fpr_md(c.fpr));
+    if let Some(g) = &c.grown {
+        outln!(
+            text,
+            "grown {}x    {} keys: {} filters, {:.2} bits per key, {} ({} bytes)",
+            linebloom_cli::report::tune::GROWN_FACTOR,
+            g.items,
+            g.filters,
+            g.bits_per_key,
+            format_byte_size(g.bytes as usize),
+            g.bytes
+        );
+        outln!(
+            text,
+            "predicted FPR  under {} however far it grows (model)",
+            fpr_md(c.fpr)
+        );
+    } else {
+        outln!(text, "predicted FPR  {} (model)", fpr_md(c.fpr));
+    }
     if let Some(m) = measured {
         outln!(
             text,
@@ -136,6 +168,12 @@ fn print_text(
     outln!(text);
     for line in &rec.why {
         outln!(text, "{line}");
+    }
+    if rec.alternatives.is_empty() && rec.cannot.is_empty() {
+        for w in &rec.warnings {
+            outln!(text, "\nwarning: {w}");
+        }
+        return;
     }
     outln!(text, "\nthe others, sized for the same target:");
     outln!(

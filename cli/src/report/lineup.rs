@@ -3,13 +3,13 @@
 //! the choice between them (it sits above both, so neither names the other).
 
 use super::peers;
-use super::subject::{Contender, Subject};
+use super::subject::{Contender, Subject, growth_plan};
 use linebloom::BlockedBloom;
 use linebloom::classic::ClassicBloom;
 use linebloom::cuckoo::CuckooFilter;
 use linebloom::error::Result;
 use linebloom::filter::FilterKind;
-use linebloom::{CountingBlockedBloom, ScalableBlockedBloom, SplitBlockBloom, model};
+use linebloom::{CountingBlockedBloom, ScalableBlockedBloom, SplitBlockBloom};
 
 /// Builds an empty contender for `items` keys at (about) `bits_per_key` bits each. Peers that
 /// cannot choose their size take the size they need for `items` (see [`Peer`](super::subject::Peer)); a cuckoo
@@ -46,13 +46,11 @@ pub fn build_subject(
                 .seed(seed)
                 .build()?,
         )),
-        // A chain grown to `items` from a thousandth of them, its bound the FPR of one blocked
-        // filter at `bits_per_key`: what growth costs against knowing the count in advance.
+        // A chain grown to `items` from a thousandth of them (see `growth_plan`).
         Contender::Ours(FilterKind::Scalable) => {
-            let k = model::blocked_optimal_hashes(bits_per_key);
-            let fpr = model::blocked_fpr(bits_per_key, k).max(model::BLOCKED_MIN_FPR);
+            let (initial, fpr) = growth_plan(items, bits_per_key);
             Ok(Box::new(
-                ScalableBlockedBloom::builder((items / 1000).max(1), fpr)
+                ScalableBlockedBloom::builder(initial, fpr)
                     .seed(seed)
                     .build()?,
             ))

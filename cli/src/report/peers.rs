@@ -11,10 +11,16 @@
 //! | bloomfilter 3 | none: SipHash-1-3 of the u64, twice | `new_with_seed(⌈n·c / 8⌉ bytes)`, k = round(c ln 2) |
 //! | cuckoofilter 0.5 | a `Hasher` that passes the u64 through | `with_capacity(n / 0.95)`, rounded up to a power of two |
 //! | xorf 0.13 `BinaryFuse8` | keys are u64 | fixed, about 9 bits per key |
+//! | growable-bloom-filter 2.1 | none: xxh3 of the u64, then double hashing | `GrowableBloom::new(fpr, n / 1000)`, grown to n |
+//!
+//! `GrowableBloom` has no size accessor; its bytes are computed from the crate's sizing rule
+//! (each sub-filter `⌈log2(1/p_i)⌉` slices of `⌈c_i / ln 2⌉` bits for capacity `c_i = c_0 2^i`
+//! at `p_i = p_0 · 0.8515625^i`, walked until the capacities sum to its `capacity()`), which a
+//! test checks byte for byte against the buffers in its serde serialization.
 
 use std::hash::Hasher;
 
-use super::subject::{Contender, Peer, Subject};
+use super::subject::{Contender, Peer, Subject, growth_plan};
 use linebloom::hash::mix64;
 use linebloom::internals::{check_bits_per_key, check_items};
 use linebloom::model;
@@ -52,6 +58,14 @@ pub fn build(peer: Peer, items: usize, bits_per_key: f64, seed: u64) -> Result<B
             keys: Vec::new(),
             filter: None,
         }),
+        Peer::GrowableBloom => {
+            let (initial, fpr) = growth_plan(items, bits_per_key);
+            Box::new(Growable {
+                filter: growable_bloom_filter::GrowableBloom::new(fpr, initial),
+                initial,
+                fpr,
+            })
+        }
     })
 }
 
@@ -320,6 +334,86 @@ impl Subject for BinaryFuse8 {
     }
 }
 
+/// growable-bloom-filter's growth and tightening (`GrowableBloom::new` uses these; the crate
+/// keeps them private).
+const GROWABLE_GROWTH: usize = 2;
+const GROWABLE_TIGHTENING: f64 = 0.851_562_5;
+
+/// growable-bloom-filter's scalable Bloom filter: a chain of partitioned Bloom filters (one
+/// slice per probe), each twice the last at a 0.85 times tighter FPR. Its insert asks first
+/// and stores nothing when the chain already says "maybe", as ours does; it takes `Hash` keys
+/// only, so each u64 is hashed again (xxh3) before its double hashing.
+struct Growable {
+    filter: growable_bloom_filter::GrowableBloom,
+    initial: usize,
+    fpr: f64,
+}
+
+impl Growable {
+    /// Capacity, slices and slice length in bits of each sub-filter it holds, by the crate's
+    /// sizing rule (see the module docs).
+    fn parts(&self) -> Vec<(usize, u64, u64)> {
+        let mut parts = Vec::new();
+        let mut total = 0usize;
+        let mut i = 0i32;
+        while total < self.filter.capacity() {
+            let capacity = self.initial * GROWABLE_GROWTH.pow(i as u32);
+            let fpr = self.fpr * GROWABLE_TIGHTENING.powi(i);
+            let slices = (1.0 / fpr).log2().ceil() as u64;
+            let slice_bits = (capacity as f64 / std::f64::consts::LN_2).ceil() as u64;
+            parts.push((capacity, slices, slice_bits));
+            total += capacity;
+            i += 1;
+        }
+        parts
+    }
+}
+
+impl Subject for Growable {
+    fn contender(&self) -> Contender {
+        Contender::Peer(Peer::GrowableBloom)
+    }
+    fn params(&self) -> String {
+        format!("{} filters x2 r=0.85", self.parts().len())
+    }
+    /// Keys the chain already reports present are not stored again; they are not refusals.
+    fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
+        for &h in hashes {
+            self.filter.insert(h);
+        }
+        Ok(0)
+    }
+    fn touch(&mut self) {
+        self.filter.clear();
+    }
+    fn count_each(&self, hashes: &[u64]) -> u64 {
+        hashes
+            .iter()
+            .map(|&h| u64::from(self.filter.contains(h)))
+            .sum()
+    }
+    fn size_bytes(&self) -> usize {
+        self.parts()
+            .iter()
+            .map(|&(_, slices, bits)| (slices * bits).div_ceil(8) as usize)
+            .sum()
+    }
+    /// Each slice of a sub-filter holding `n` keys has a bit set with probability
+    /// `1 - e^(-n / m)`; a key is a false positive of the chain when any sub-filter has its
+    /// bit set in every slice. The keys the chain stored fill its sub-filters in order.
+    fn model_fpr(&self, _items: u64) -> Option<f64> {
+        let mut left = self.filter.len();
+        let mut miss = 1.0;
+        for (capacity, slices, bits) in self.parts() {
+            let n = left.min(capacity);
+            left -= n;
+            let fill = 1.0 - (-(n as f64) / bits as f64).exp();
+            miss *= 1.0 - fill.powi(slices as i32);
+        }
+        Some(1.0 - miss)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +429,32 @@ mod tests {
             let bpk = s.size_bytes() as f64 * 8.0 / 5000.0;
             assert!((8.0..17.0).contains(&bpk), "{}: {bpk}", peer.name());
         }
+    }
+
+    #[test]
+    fn growable_size_is_its_buffers() {
+        // 37 keys grown to 100 000: 12 sub-filters. The serde form holds each buffer as a
+        // JSON array of its bytes.
+        let hs: Vec<u64> = (0..100_000).map(mix64).collect();
+        let mut g = Growable {
+            filter: growable_bloom_filter::GrowableBloom::new(0.01, 37),
+            initial: 37,
+            fpr: 0.01,
+        };
+        g.insert_each(&hs).unwrap();
+        let json = serde_json::to_value(&g.filter).unwrap();
+        let blooms = json["b"].as_array().unwrap();
+        assert_eq!(blooms.len(), g.parts().len());
+        let bytes: usize = blooms
+            .iter()
+            .map(|b| b["b"].as_array().unwrap().len())
+            .sum();
+        assert_eq!(bytes, g.size_bytes());
+        for (b, (_, slices, _)) in blooms.iter().zip(g.parts()) {
+            assert_eq!(b["k"].as_u64().unwrap(), slices);
+        }
+        let model = g.model_fpr(100_000).unwrap();
+        assert!((0.01..0.06).contains(&model), "{model}");
     }
 
     #[test]

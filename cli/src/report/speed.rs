@@ -127,6 +127,11 @@ pub struct BulkRow {
     /// That task's throughput relative to the first thread count's: the most the bulk
     /// insert's design can give this many threads, however little they share.
     pub one_task_bound: Option<f64>,
+    /// Blocked filters: ns per key (all threads together) of `par_contains_hashes` of the
+    /// never-inserted keys on this pool.
+    pub par_miss: Option<Stat>,
+    /// Its throughput relative to the first thread count's.
+    pub par_miss_speedup: Option<f64>,
 }
 
 /// A filled filter and what filling it cost.
@@ -371,12 +376,36 @@ pub fn measure_speed(
                 ceiling_speedup: None,
                 one_task,
                 one_task_bound: None,
+                par_miss: None,
+                par_miss_speedup: None,
             })
         })
         .collect();
     let base = bulk.first().map_or(1.0, |b| b.mkeys_per_s);
     for b in &mut bulk {
         b.speedup = b.mkeys_per_s / base;
+    }
+    // The parallel batched lookup on each pool, the same never-inserted keys.
+    if subject.par_count_batched(&misses, &mut out).is_some() {
+        for b in &mut bulk {
+            if let Some((_, pool)) = pools.iter().find(|(t, _)| *t == b.threads) {
+                b.par_miss = Some(sample_batch(sampling, n, || {
+                    pool.install(|| {
+                        subject
+                            .par_count_batched(black_box(&misses), &mut out)
+                            .and_then(|r| r.ok())
+                            .unwrap_or(0)
+                    })
+                }));
+            }
+        }
+        let par_base = bulk
+            .first()
+            .and_then(|b| b.par_miss.as_ref())
+            .map_or(1.0, Stat::mops);
+        for b in &mut bulk {
+            b.par_miss_speedup = b.par_miss.as_ref().map(|p| p.mops() / par_base);
+        }
     }
 
     let limit_ns = limit.best_ns();

@@ -38,16 +38,20 @@ pub enum Peer {
     CuckooFilter,
     /// `xorf` 0.13 `BinaryFuse8`: a static filter built once from all keys.
     BinaryFuse8,
+    /// `growable-bloom-filter` 2.1 `GrowableBloom`: a scalable Bloom filter (growth 2,
+    /// tightening 0.85), the peer of the scalable filter, grown as it is (see [`growth_plan`]).
+    GrowableBloom,
 }
 
 impl Peer {
     /// Every peer, in report order.
-    pub const ALL: [Peer; 5] = [
+    pub const ALL: [Peer; 6] = [
         Peer::FastBloom,
         Peer::SbbfRs,
         Peer::BloomFilter,
         Peer::CuckooFilter,
         Peer::BinaryFuse8,
+        Peer::GrowableBloom,
     ];
 
     /// The crate's name as the command line and reports spell it.
@@ -58,6 +62,7 @@ impl Peer {
             Peer::BloomFilter => "bloomfilter",
             Peer::CuckooFilter => "cuckoofilter",
             Peer::BinaryFuse8 => "xorf-bfuse8",
+            Peer::GrowableBloom => "growable-bloom-filter",
         }
     }
 
@@ -90,11 +95,13 @@ impl Contender {
     }
 
     /// The largest filter the speed sweep measures this contender at: a scalable chain grown
-    /// 1000x reads each of its filters on every miss and insert, so past the cache one fill
-    /// and its lookups take minutes.
+    /// 1000x (ours or growable-bloom-filter's) reads each of its filters on every miss and
+    /// insert, so past the cache one fill and its lookups take minutes.
     pub fn speed_sweep_max_bytes(self) -> Option<usize> {
         match self {
-            Contender::Ours(FilterKind::Scalable) => Some(16 << 20),
+            Contender::Ours(FilterKind::Scalable) | Contender::Peer(Peer::GrowableBloom) => {
+                Some(16 << 20)
+            }
             _ => None,
         }
     }
@@ -123,10 +130,21 @@ impl std::str::FromStr for Contender {
                 name: "filter",
                 value: s.to_string(),
                 allowed: "one of blocked, classic, cuckoo, counting, scalable, split-block, \
-                          fastbloom, sbbf-rs, bloomfilter, cuckoofilter, xorf-bfuse8",
+                          fastbloom, sbbf-rs, bloomfilter, cuckoofilter, xorf-bfuse8, \
+                          growable-bloom-filter",
             }),
         }
     }
+}
+
+/// How the report grows a scalable filter (ours and growable-bloom-filter's alike) to `items`
+/// keys at `bits_per_key`: the first filter sized for a thousandth of the keys (at least 1),
+/// the FPR target that of one blocked filter at `bits_per_key`. The figures then say what
+/// growth 1000x costs against knowing the count in advance. Returns `(initial_items, fpr)`.
+pub fn growth_plan(items: usize, bits_per_key: f64) -> (usize, f64) {
+    let k = linebloom::model::blocked_optimal_hashes(bits_per_key);
+    let fpr = linebloom::model::blocked_fpr(bits_per_key, k).max(linebloom::model::BLOCKED_MIN_FPR);
+    ((items / 1000).max(1), fpr)
 }
 
 /// A filter under measurement, driven a batch of pre-hashed keys at a time.
@@ -156,6 +174,11 @@ pub trait Subject: Send + Sync {
     fn count_each(&self, hashes: &[u64]) -> u64;
     /// The same through the filter's batched lookup (prefetching); `None` when it has none.
     fn count_batched(&self, _hashes: &[u64], _out: &mut [bool]) -> Option<Result<u64>> {
+        None
+    }
+    /// The batched lookup on every thread of the current rayon pool; `None` when the filter
+    /// has no parallel lookup.
+    fn par_count_batched(&self, _hashes: &[u64], _out: &mut [bool]) -> Option<Result<u64>> {
         None
     }
     /// Bytes of filter data.
@@ -255,6 +278,12 @@ impl Subject for BlockedBloom {
     }
     bloom_inserts!();
     ours_lookups!(BlockedBloom);
+    fn par_count_batched(&self, hashes: &[u64], out: &mut [bool]) -> Option<Result<u64>> {
+        Some(out_for(hashes, out).and_then(|out| {
+            self.par_contains_hashes(hashes, out)?;
+            Ok(count_true(out))
+        }))
+    }
 }
 
 impl Subject for ClassicBloom {

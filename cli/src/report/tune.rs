@@ -14,10 +14,19 @@
 //! than the smallest alternative for the same FPR** (at a fixed memory: unless the alternative
 //! could reach the blocked filter's FPR in 20 % less memory). Past that, the smallest
 //! alternative: a cuckoo filter where its fixed fingerprint widths happen to fit (around
-//! 0.01-0.02 % FPR), a classic filter elsewhere. A caller that must delete keys gets the cuckoo
-//! filter whenever it can reach the target. The split-block filter (Parquet's layout) is
-//! sized and listed beside them but never chosen: it is the layout to use where Parquet readers
-//! must read the filter, and costs more memory than the blocked filter for the same FPR.
+//! 0.01-0.02 % FPR), a classic filter elsewhere.
+//!
+//! A caller that must delete keys (`--deletes`) chooses between the two filters that can: the
+//! cuckoo filter whenever it reaches the target (about a quarter of the counting filter's
+//! memory for the same FPR, and faster lookups past the cache one at a time), the counting
+//! blocked filter where it cannot (FPR below about 0.012 %, fewer than 8.42 bits per key). A
+//! caller that does not know the count (`--grows`: `--items` is where it starts) gets the
+//! scalable filter, sized for the target however far it grows, with what it costs at 1000x
+//! its start beside one blocked filter sized for that count.
+//!
+//! The split-block filter (Parquet's layout) is sized and listed beside the others when keys
+//! need not be removed, but never chosen: it is the layout to use where Parquet readers must
+//! read the filter, and costs more memory than the blocked filter for the same FPR.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -28,7 +37,8 @@ use super::figures::fpr_md;
 use super::keys::key_hash;
 use super::lineup::build_subject;
 use super::measure::{Method, Sampling, Stat, sample_batch, thread_pool, timed_insert};
-use super::subject::Contender;
+use super::subject::{Contender, Subject};
+use linebloom::ScalableBlockedBloom;
 use linebloom::error::{Error, MAX_BITS_PER_KEY, Result};
 use linebloom::filter::FilterKind;
 use linebloom::hash::{mix64, reduce};
@@ -64,8 +74,30 @@ pub struct TuneRequest {
     pub items: u64,
     /// The target.
     pub target: Target,
-    /// Whether keys must be removable (only the cuckoo filter can).
+    /// Whether keys must be removable (the cuckoo and counting filters can).
     pub needs_delete: bool,
+    /// Whether the count is not known in advance: `items` is where it starts, and keys may keep
+    /// arriving (the scalable filter).
+    pub grows: bool,
+}
+
+/// How far `tune` prices a growing filter: 1000 times its start.
+pub const GROWN_FACTOR: u64 = 1000;
+
+/// A scalable filter's size once grown to [`GROWN_FACTOR`] times its start, by the sizing
+/// rule of [`linebloom::ScalableBlockedBloom`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Grown {
+    /// Keys it then holds.
+    pub items: u64,
+    /// Filters in the chain (lines a miss reads).
+    pub filters: u32,
+    /// Bytes of all its filters.
+    pub bytes: u64,
+    /// Bits per key at that count.
+    pub bits_per_key: f64,
+    /// Bits per key of one blocked filter sized for that count at the same FPR.
+    pub blocked_bits_per_key: f64,
 }
 
 /// One filter sized for the request.
@@ -86,6 +118,10 @@ pub struct Candidate {
     pub bytes: u64,
     /// Cache lines a lookup touches, at most.
     pub lines_per_lookup: u32,
+    /// A growing filter: its size at [`GROWN_FACTOR`] times `items` (the other fields give it
+    /// at `items`: its first filter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grown: Option<Grown>,
 }
 
 /// A filter that cannot meet the target.
@@ -149,17 +185,21 @@ pub struct Measured {
 /// Sizes every filter for the request and picks one by the rule in the module docs.
 pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
     check_items(req.items)?;
+    if req.grows {
+        return recommend_growing(req);
+    }
     let n = req.items;
     let mut candidates = Vec::new();
     let mut cannot = Vec::new();
     let mut warnings = Vec::new();
-    let (blocked, classic, cuckoo) = match req.target {
+    let (blocked, classic, cuckoo, counting) = match req.target {
         Target::Fpr(p) => {
             check_fpr(p)?;
             (
                 blocked_for_fpr(n, p),
                 classic_for_fpr(n, p),
                 cuckoo_for_fpr(n, p),
+                counting_for_fpr(n, p),
             )
         }
         Target::BitsPerKey(b) => {
@@ -173,6 +213,7 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
                 blocked_for_bits(n, b),
                 classic_for_bits(n, b),
                 cuckoo_for_bits(n, b),
+                Ok(counting_candidate(n, b)),
             )
         }
         Target::Memory(budget) => {
@@ -201,14 +242,31 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
             } else {
                 Err("the budget is smaller than one 64-byte line".to_string())
             };
-            (blocked, classic_for_bits(n, b), cuckoo_for_bits(n, b))
+            // Whole lines as for the blocked filter.
+            let counting = if bytes >= 64 {
+                Ok(counting_candidate(n, lines as f64 * 512.0 / n as f64))
+            } else {
+                Err("the budget is smaller than one 64-byte line".to_string())
+            };
+            (
+                blocked,
+                classic_for_bits(n, b),
+                cuckoo_for_bits(n, b),
+                counting,
+            )
         }
     };
+    // The counting filter is a candidate only where keys must be removed: elsewhere a blocked
+    // filter gives the same lookups in a quarter of the memory.
+    let counting = req.needs_delete.then_some((FilterKind::Counting, counting));
     for (kind, c) in [
         (FilterKind::Blocked, blocked),
         (FilterKind::Classic, classic),
         (FilterKind::Cuckoo, cuckoo),
-    ] {
+    ]
+    .into_iter()
+    .chain(counting)
+    {
         match c {
             Ok(c) => candidates.push(c),
             Err(reason) => cannot.push(Unavailable {
@@ -228,7 +286,7 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
     let find = |k: FilterKind| candidates.iter().find(|c| c.filter == k).cloned();
     let alternatives: Vec<Candidate> = candidates
         .iter()
-        .filter(|c| c.filter != FilterKind::Blocked)
+        .filter(|c| !matches!(c.filter, FilterKind::Blocked | FilterKind::Counting))
         .cloned()
         .collect();
     let blocked = find(FilterKind::Blocked);
@@ -260,25 +318,42 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
 
     let mut why = Vec::new();
     let chosen = if req.needs_delete {
-        match find(FilterKind::Cuckoo) {
-            Some(c) => {
-                why.push(
-                    "Deletes were asked for: only the cuckoo filter removes keys (the Bloom \
-                     filters cannot forget one without forgetting others)."
-                        .to_string(),
-                );
+        match (find(FilterKind::Cuckoo), find(FilterKind::Counting)) {
+            (Some(c), counting) => {
+                why.push(format!(
+                    "Deletes were asked for: the cuckoo and counting filters remove keys (the \
+                     plain Bloom filters cannot forget one without forgetting others); the \
+                     cuckoo filter meets the target in {}.",
+                    match counting {
+                        Some(k) => format!(
+                            "{:.0} % of the counting filter's memory",
+                            c.bytes as f64 / k.bytes as f64 * 100.0
+                        ),
+                        None => "less memory".to_string(),
+                    }
+                ));
                 c
             }
-            None => {
-                let reason = cannot
+            (None, Some(k)) => {
+                why.push(
+                    "Deletes were asked for and the cuckoo filter cannot meet the target: the \
+                     counting filter removes keys at any FPR, in 4-bit counters."
+                        .to_string(),
+                );
+                k
+            }
+            (None, None) => {
+                let reasons: Vec<String> = cannot
                     .iter()
-                    .find(|u| u.filter == FilterKind::Cuckoo)
-                    .map_or("", |u| u.reason.as_str());
+                    .filter(|u| matches!(u.filter, FilterKind::Cuckoo | FilterKind::Counting))
+                    .map(|u| format!("{}: {}", u.filter.name(), u.reason))
+                    .collect();
                 return Err(Error::InvalidParameter {
                     name: "target",
-                    value: format!("{:?} with deletes ({reason})", req.target),
-                    allowed: "a target a cuckoo filter can meet (FPR at least about 0.0116 %, \
-                              8.42 bits per key or more), the only filter here that deletes",
+                    value: format!("{:?} with deletes ({})", req.target, reasons.join("; ")),
+                    allowed: "a target a cuckoo filter (FPR at least about 0.0116 %, 8.42 bits \
+                              per key or more) or a counting filter (FPR at least about 1e-7) \
+                              can meet, the filters here that delete",
                 });
             }
         }
@@ -321,12 +396,14 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
         .into_iter()
         .filter(|c| c.filter != chosen.filter)
         .collect();
-    match split_block_for(n, req.target) {
-        Ok(c) => alternatives.push(c),
-        Err(reason) => cannot.push(Unavailable {
-            filter: FilterKind::SplitBlock,
-            reason,
-        }),
+    if !req.needs_delete {
+        match split_block_for(n, req.target) {
+            Ok(c) => alternatives.push(c),
+            Err(reason) => cannot.push(Unavailable {
+                filter: FilterKind::SplitBlock,
+                reason,
+            }),
+        }
     }
     Ok(Recommendation {
         chosen,
@@ -399,18 +476,28 @@ fn explain(chosen: &Candidate, premium: Option<f64>, all: &[Candidate]) -> Vec<S
                 ));
             }
         }
-        // Not candidates of `recommend` (it sizes for a known count and picks among the three
-        // above); named here so every kind has its line.
-        FilterKind::Counting => lines.push(
-            "counting: the blocked layout with 4-bit counters, so keys can be removed; four \
-             times the memory of the blocked filter for the same counters per key."
-                .to_string(),
-        ),
-        FilterKind::Scalable => lines.push(
-            "scalable: a chain of blocked filters that grows with its keys, its FPR under the \
-             target however far it grows."
-                .to_string(),
-        ),
+        FilterKind::Counting => lines.push(format!(
+            "counting: the blocked layout with 4-bit counters (k={}), so keys can be removed \
+             and an insert never fails; one line per lookup, for four times the memory of a \
+             blocked filter with as many counters per key as it has bits.",
+            chosen.hashes
+        )),
+        FilterKind::Scalable => {
+            lines.push(
+                "scalable: a chain of blocked filters that grows with its keys, its FPR under \
+                 the target however far it grows; a miss reads one line in each filter."
+                    .to_string(),
+            );
+            if let Some(g) = &chosen.grown {
+                lines.push(format!(
+                    "At {}x its start ({} keys) it is {} filters, {:.1} bits per key; one \
+                     blocked filter sized for that count would take {:.1} and read one line: \
+                     if the most keys it will hold is known, give that as --items without \
+                     --grows.",
+                    GROWN_FACTOR, g.items, g.filters, g.bits_per_key, g.blocked_bits_per_key
+                ));
+            }
+        }
         FilterKind::SplitBlock => lines.push(
             "split-block: Parquet's layout (32-byte blocks, 8 bits per key), for filters that \
              Parquet readers must read."
@@ -449,6 +536,7 @@ fn blocked_candidate(n: u64, bits_per_key: f64) -> Candidate {
         fpr: model::blocked_fpr(bits_per_key, k),
         bytes,
         lines_per_lookup: 1,
+        grown: None,
     }
 }
 
@@ -472,6 +560,7 @@ fn classic_candidate(n: u64, bits_per_key: f64) -> Candidate {
         fpr: model::classic_fpr(bits_per_key, k),
         bytes: classic_bytes(n, bits_per_key),
         lines_per_lookup: k,
+        grown: None,
     }
 }
 
@@ -495,6 +584,7 @@ fn cuckoo_candidate(n: u64, f: u32) -> Candidate {
         fpr: model::cuckoo_fpr(f, CUCKOO_SLOTS, CUCKOO_LOAD),
         bytes,
         lines_per_lookup: 2,
+        grown: None,
     }
 }
 
@@ -535,6 +625,7 @@ fn split_block_for(n: u64, target: Target) -> std::result::Result<Candidate, Str
         fpr: model::split_block_fpr(bits_per_key),
         bytes,
         lines_per_lookup: 1,
+        grown: None,
     })
 }
 
@@ -550,6 +641,118 @@ fn cuckoo_for_bits(n: u64, b: f64) -> std::result::Result<Candidate, String> {
                 8.0 / CUCKOO_LOAD
             )
         })
+}
+
+fn counting_candidate(n: u64, bits_per_key: f64) -> Candidate {
+    let k = linebloom::counting::counting_optimal_hashes(bits_per_key / 4.0);
+    // Whole lines of 128 counters, as the constructor rounds.
+    let bytes = blocked_bytes(n, bits_per_key);
+    Candidate {
+        filter: FilterKind::Counting,
+        bits_per_key: bytes as f64 * 8.0 / n as f64,
+        hashes: k,
+        params: format!("k={k}"),
+        fpr: linebloom::counting::counting_fpr(bits_per_key / 4.0, k),
+        bytes,
+        lines_per_lookup: 1,
+        grown: None,
+    }
+}
+
+fn counting_for_fpr(n: u64, p: f64) -> std::result::Result<Candidate, String> {
+    linebloom::counting::counting_bits_per_key(p)
+        .map(|b| counting_candidate(n, b))
+        .map_err(|e| e.to_string())
+}
+
+/// The scalable filter for a count that starts at `n`, its FPR under `fpr`, sized by the
+/// chain's rule: filter `i` holds `n g^i` keys at FPR `fpr (1 - r) r^i`.
+fn scalable_candidate(n: u64, fpr: f64) -> Result<Candidate> {
+    let (g, r) = (
+        linebloom::scalable::DEFAULT_GROWTH,
+        linebloom::scalable::DEFAULT_TIGHTENING,
+    );
+    let part = |i: i32| -> Result<(u64, u64)> {
+        let capacity = ((n as f64 * g.powi(i)).ceil() as u64).max(1);
+        let b =
+            model::blocked_bits_per_key((fpr * (1.0 - r) * r.powi(i)).max(model::BLOCKED_MIN_FPR))?;
+        Ok((capacity, blocked_bytes(capacity, b)))
+    };
+    let (_, first) = part(0)?;
+    let target = n.saturating_mul(GROWN_FACTOR);
+    let (mut held, mut bytes, mut filters) = (0u64, 0u64, 0i32);
+    while held < target {
+        let (capacity, b) = part(filters)?;
+        held += capacity;
+        bytes += b;
+        filters += 1;
+    }
+    let blocked = blocked_candidate(target, model::blocked_bits_per_key(fpr)?);
+    let k = model::blocked_optimal_hashes(first as f64 * 8.0 / n as f64);
+    Ok(Candidate {
+        filter: FilterKind::Scalable,
+        bits_per_key: first as f64 * 8.0 / n as f64,
+        hashes: k,
+        params: format!("x{g} r={r}"),
+        fpr,
+        bytes: first,
+        lines_per_lookup: 1,
+        grown: Some(Grown {
+            items: target,
+            filters: filters as u32,
+            bytes,
+            bits_per_key: bytes as f64 * 8.0 / target as f64,
+            blocked_bits_per_key: blocked.bits_per_key,
+        }),
+    })
+}
+
+/// `--grows`: the scalable filter, its FPR target from the request (a bits-per-key target
+/// becomes the blocked filter's FPR at those bits, as the report grows its chains).
+fn recommend_growing(req: &TuneRequest) -> Result<Recommendation> {
+    if req.needs_delete {
+        return Err(Error::InvalidParameter {
+            name: "deletes",
+            value: "--deletes with --grows".to_string(),
+            allowed: "one of them: no filter here both grows and removes keys (size a counting \
+                      filter with --deletes for the most keys it will hold)",
+        });
+    }
+    let fpr = match req.target {
+        Target::Fpr(p) => {
+            check_fpr(p)?;
+            p
+        }
+        Target::BitsPerKey(b) => {
+            check_bits(b, "bits_per_key", b.to_string())?;
+            model::blocked_fpr(b, model::blocked_optimal_hashes(b)).max(model::BLOCKED_MIN_FPR)
+        }
+        Target::Memory(m) => {
+            return Err(Error::InvalidParameter {
+                name: "memory",
+                value: format!("{m} bytes with --grows"),
+                allowed: "--fpr or --bits-per-key: a growing filter takes memory as keys \
+                          arrive, so no budget sizes it",
+            });
+        }
+    };
+    let chosen = scalable_candidate(req.items, fpr)?;
+    let why = explain(&chosen, None, std::slice::from_ref(&chosen));
+    let mut warnings = Vec::new();
+    if fpr > 0.10 {
+        warnings.push(format!(
+            "the chain answers \"maybe\" to up to {} of absent keys: it will filter out little",
+            fpr_md(fpr)
+        ));
+    }
+    Ok(Recommendation {
+        chosen,
+        alternatives: Vec::new(),
+        cannot: Vec::new(),
+        blocked_premium: None,
+        why,
+        warnings,
+    })
 }
 
 /// How long the measurement may take and how large a filter it may build.
@@ -580,9 +783,28 @@ impl Default for MeasureBudget {
 /// for at most the budget's time, and measures its lookups.
 pub fn measure(rec: &Recommendation, budget: MeasureBudget, seed: u64) -> Result<Measured> {
     let c = &rec.chosen;
-    let bytes = (c.bytes as usize).min(budget.max_bytes.max(64));
-    let items = ((bytes as f64 * 8.0 / c.bits_per_key) as usize).max(1);
-    let mut subject = build_subject(Contender::Ours(c.filter), items, c.bits_per_key, seed)?;
+    // A growing filter is measured grown: its size and bits per key at GROWN_FACTOR times
+    // its start, from a start a GROWN_FACTOR-th of the keys it is filled with.
+    let (full_bytes, bits_per_key) = match &c.grown {
+        Some(g) => (g.bytes, g.bits_per_key),
+        None => (c.bytes, c.bits_per_key),
+    };
+    // A chain's inserts and misses read each of its filters: measured no larger than the
+    // report's speed sweep measures it, so that the fill completes in the time budget.
+    let contender = Contender::Ours(c.filter);
+    let most = contender
+        .speed_sweep_max_bytes()
+        .map_or(budget.max_bytes, |m| m.min(budget.max_bytes));
+    let bytes = (full_bytes as usize).min(most.max(64));
+    let items = ((bytes as f64 * 8.0 / bits_per_key) as usize).max(1);
+    let mut subject: Box<dyn Subject> = match c.filter {
+        FilterKind::Scalable => Box::new(
+            ScalableBlockedBloom::builder((items / GROWN_FACTOR as usize).max(1), c.fpr)
+                .seed(seed)
+                .build()?,
+        ),
+        _ => build_subject(contender, items, c.bits_per_key, seed)?,
+    };
     let pool = if subject.has_parallel_insert() {
         Some(thread_pool(
             std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -624,12 +846,12 @@ pub fn measure(rec: &Recommendation, budget: MeasureBudget, seed: u64) -> Result
             .unwrap_or(0)
     });
     let filled = inserted as f64 / items as f64;
-    let mut note = if bytes < c.bytes as usize {
+    let mut note = if bytes < full_bytes as usize {
         format!(
             "measured on a {} filter with the same parameters (the recommended {} is larger \
              than the measurement builds); a larger filter can only be slower per lookup",
             super::byte_size::format_byte_size(bytes),
-            super::byte_size::format_byte_size(c.bytes as usize)
+            super::byte_size::format_byte_size(full_bytes as usize)
         )
     } else {
         format!(
@@ -665,6 +887,7 @@ mod tests {
             items,
             target,
             needs_delete: false,
+            grows: false,
         })
     }
 
@@ -684,6 +907,35 @@ mod tests {
                     .unwrap();
                 let diff = c.size_bytes() as i64 - cuckoo_bytes(n, f) as i64;
                 assert!((0..16).contains(&diff), "n={n} f={f}: {diff}");
+            }
+        }
+    }
+
+    #[test]
+    fn scalable_sizes_match_the_chain() {
+        for (n, p) in [(100u64, 0.01), (37, 0.001), (1, 0.05)] {
+            let c = scalable_candidate(n, p).unwrap();
+            let g = c.grown.clone().unwrap();
+            let mut s = linebloom::ScalableBlockedBloom::with_fpr(n as usize, p).unwrap();
+            assert_eq!(s.size_bytes() as u64, c.bytes, "n={n} p={p}");
+            let mut i = 0u64;
+            while s.capacity() < g.items {
+                s.insert_hash(mix64(i));
+                i += 1;
+            }
+            assert_eq!(s.size_bytes() as u64, g.bytes, "n={n} p={p}");
+            assert_eq!(s.filters() as u32, g.filters, "n={n} p={p}");
+        }
+    }
+
+    #[test]
+    fn counting_sizes_match_the_constructor() {
+        for n in [1u64, 1000, 123_457] {
+            for b in [16.0, 40.0, 57.3] {
+                let f = linebloom::CountingBlockedBloom::with_bits_per_key(n as usize, b).unwrap();
+                let c = counting_candidate(n, b);
+                assert_eq!(c.bytes, f.size_bytes() as u64);
+                assert_eq!(c.hashes, f.hashes());
             }
         }
     }

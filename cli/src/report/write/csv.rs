@@ -86,15 +86,16 @@ pub fn speed_csv(report: &Report) -> String {
 pub fn bulk_csv(report: &Report) -> String {
     let mut out = format!(
         "filter,target_bytes,bytes,items,threads,{},mkeys_per_s,speedup,{},ceiling_speedup,{},\
-         one_task_bound\n",
+         one_task_bound,{},par_miss_speedup\n",
         stat_header("insert"),
         stat_header("ceiling"),
-        stat_header("one_task")
+        stat_header("one_task"),
+        stat_header("par_miss")
     );
     for r in &report.bulk {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             field(&r.filter),
             r.target_bytes,
             r.bytes,
@@ -107,6 +108,8 @@ pub fn bulk_csv(report: &Report) -> String {
             r.ceiling_speedup.map(num).unwrap_or_default(),
             opt_stat_cells(&r.one_task),
             r.one_task_bound.map(num).unwrap_or_default(),
+            opt_stat_cells(&r.par_miss),
+            r.par_miss_speedup.map(num).unwrap_or_default(),
         );
     }
     out
@@ -167,18 +170,20 @@ pub fn fpr_csv(report: &Report) -> String {
 /// `memory_limit.csv`: one row per buffer size.
 pub fn limit_csv(report: &Report) -> String {
     let mut out = format!(
-        "bytes,{},{},{},best_ns\n",
+        "bytes,{},{},{},{},best_ns\n",
         stat_header("independent"),
         stat_header("prefetched"),
+        stat_header("hashed_ring"),
         stat_header("dependent"),
     );
     for l in &report.limits {
         let _ = writeln!(
             out,
-            "{},{},{},{},{}",
+            "{},{},{},{},{},{}",
             l.bytes,
             stat_cells(&l.independent),
             stat_cells(&l.prefetched),
+            stat_cells(&l.ring),
             stat_cells(&l.dependent),
             num(l.best_ns()),
         );
