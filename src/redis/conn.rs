@@ -79,24 +79,29 @@ impl Batch {
     /// One integer argument of the current command.
     pub fn arg_u64(&mut self, n: u64) {
         let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut n = n;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
+        self.arg(decimal(n, &mut digits));
+    }
+}
+
+/// `n` in decimal, written into the end of `digits` (no allocation: a lookup batch writes one
+/// command header per key).
+fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &digits[at..];
         }
-        self.arg(&digits[at..]);
     }
 }
 
 /// `*N\r\n` or `$N\r\n`.
 fn header(buf: &mut Vec<u8>, kind: u8, n: usize) {
+    let mut digits = [0u8; 20];
     buf.push(kind);
-    buf.extend_from_slice(n.to_string().as_bytes());
+    buf.extend_from_slice(decimal(n as u64, &mut digits));
     buf.extend_from_slice(b"\r\n");
 }
 

@@ -197,16 +197,7 @@ impl SplitBlockBloom {
     /// A malformed header, an unknown algorithm, hash or compression, a bad size or a length
     /// mismatch is an [`Error::Corrupt`].
     pub fn from_parquet_bytes(bytes: &[u8]) -> Result<Self> {
-        let header = parquet_header(bytes)?;
-        let bitset = &bytes[header.header_len..];
-        if bitset.len() != header.bitset_len {
-            return Err(Error::Corrupt(format!(
-                "the Bloom filter header announces {} bytes of bitset, {} follow it",
-                header.bitset_len,
-                bitset.len()
-            )));
-        }
-        Self::from_bitset(bitset)
+        Self::from_bitset(thrift::parquet_bitset(bytes)?)
     }
 
     /// A filter of the blocks whose bitset bytes are `blocks` (allocating no more than their

@@ -73,6 +73,21 @@ pub(crate) fn encode_header(bitset_len: usize) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The bitset of a Parquet filter's header-and-bitset bytes: exactly the length the header
+/// announces must follow it, else an [`Error::Corrupt`].
+pub(crate) fn parquet_bitset(bytes: &[u8]) -> Result<&[u8]> {
+    let header = parquet_header(bytes)?;
+    let bitset = &bytes[header.header_len..];
+    if bitset.len() != header.bitset_len {
+        return Err(Error::Corrupt(format!(
+            "the Bloom filter header announces {} bytes of bitset, {} follow it",
+            header.bitset_len,
+            bitset.len()
+        )));
+    }
+    Ok(bitset)
+}
+
 /// Reads the thrift-compact `BloomFilterHeader` at the start of `bytes` (the bitset may follow
 /// or not): the bitset's length and where it starts. Every malformed or unsupported header is
 /// an [`Error::Corrupt`] that says what is wrong.

@@ -8,10 +8,9 @@
 
 use super::batch::{contains_hashes_in, contains_in, count_contained_in};
 use super::block::{BLOCK_BITS, BLOCK_BYTES};
-use super::{
-    SplitBlockBloom, check_bitset, current_fpr_of, estimated_items_of, ones_in, parquet_header,
-};
-use crate::error::{Error, Result};
+use super::thrift::parquet_bitset;
+use super::{SplitBlockBloom, check_bitset, current_fpr_of, estimated_items_of, ones_in};
+use crate::error::Result;
 use crate::hash::Key;
 use crate::model;
 
@@ -48,16 +47,7 @@ impl<'a> SplitBlockBloomRef<'a> {
     /// Views a Parquet filter's header and bitset: exactly the bitset the header announces must
     /// follow it (see [`SplitBlockBloom::from_parquet_bytes`]).
     pub fn from_parquet_bytes(bytes: &'a [u8]) -> Result<Self> {
-        let header = parquet_header(bytes)?;
-        let bitset = &bytes[header.header_len..];
-        if bitset.len() != header.bitset_len {
-            return Err(Error::Corrupt(format!(
-                "the Bloom filter header announces {} bytes of bitset, {} follow it",
-                header.bitset_len,
-                bitset.len()
-            )));
-        }
-        Self::from_bitset(bitset)
+        Self::from_bitset(parquet_bitset(bytes)?)
     }
 
     /// Whether the value may have been inserted ([`Key::hash_xxh64`]).
