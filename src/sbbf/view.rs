@@ -37,7 +37,7 @@ pub struct SplitBlockBloomRef<'a> {
 
 impl<'a> SplitBlockBloomRef<'a> {
     /// Views a bitset (the bytes after the header): a multiple of 32 bytes from 32 B to 128 MiB,
-    /// else an [`Error::Corrupt`].
+    /// else an [`Error::Corrupt`](crate::Error::Corrupt).
     pub fn from_bitset(bitset: &'a [u8]) -> Result<Self> {
         Ok(Self {
             blocks: check_bitset(bitset)?,
