@@ -127,7 +127,72 @@ fn parquet(c: &mut Criterion) {
             });
             group.finish();
         }
+        insert(c, label, &ours, &values, &hashes);
     }
+}
+
+/// `parquet/{n}/insert`: all `n` values into an empty filter of the same size, on one thread.
+/// Each filter starts as a copy of an empty one (off the clock, so its pages are touched
+/// before): linebloom's batched `insert_hashes` and its `insert_hash` loop against sbbf-rs's
+/// `insert` loop on the same hashes, and linebloom's `insert` against `Sbbf::insert` on the
+/// values.
+fn insert(c: &mut Criterion, label: &str, ours: &SplitBlockBloom, values: &[i64], hashes: &[u64]) {
+    let mut empty = ours.clone();
+    empty.clear();
+    let blocks = empty.num_blocks();
+    let no_lines = vec![Line([0; 64]); empty.size_bytes().div_ceil(64)];
+    let f = sbbf_rs::FilterFn::new();
+    let mut group = c.benchmark_group(format!("parquet/{label}/insert"));
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(hashes.len() as u64));
+    let batched = criterion::BatchSize::LargeInput;
+    group.bench_function(BenchmarkId::new("hash-batched", "linebloom"), |b| {
+        b.iter_batched_ref(
+            || empty.clone(),
+            |filter| filter.insert_hashes(black_box(hashes)),
+            batched,
+        )
+    });
+    group.bench_function(BenchmarkId::new("hash", "linebloom"), |b| {
+        b.iter_batched_ref(
+            || empty.clone(),
+            |filter| {
+                black_box(hashes)
+                    .iter()
+                    .for_each(|&h| filter.insert_hash(h))
+            },
+            batched,
+        )
+    });
+    group.bench_function(BenchmarkId::new("hash", "sbbf-rs"), |b| {
+        b.iter_batched_ref(
+            || no_lines.clone(),
+            |lines| {
+                for &h in black_box(hashes) {
+                    // SAFETY: `lines` holds `blocks * 32` bytes or more (whole lines, 64-byte
+                    // aligned by `Line`'s type), what `FilterFn::insert` writes, and nothing
+                    // else uses them meanwhile.
+                    unsafe { f.insert(lines.as_mut_ptr() as *mut u8, blocks, h) };
+                }
+            },
+            batched,
+        )
+    });
+    group.bench_function(BenchmarkId::new("value", "linebloom"), |b| {
+        b.iter_batched_ref(
+            || empty.clone(),
+            |filter| black_box(values).iter().for_each(|v| filter.insert(v)),
+            batched,
+        )
+    });
+    group.bench_function(BenchmarkId::new("value", "parquet-Sbbf"), |b| {
+        b.iter_batched_ref(
+            || Sbbf::new(empty.bitset()),
+            |filter| black_box(values).iter().for_each(|v| filter.insert(v)),
+            batched,
+        )
+    });
+    group.finish();
 }
 
 fn file_query(c: &mut Criterion) {
