@@ -67,6 +67,7 @@
 #![warn(missing_docs)]
 
 pub mod blocked;
+mod bulk;
 pub mod classic;
 pub mod counting;
 pub mod cuckoo;

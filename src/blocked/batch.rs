@@ -14,9 +14,8 @@
 //! large batches into large filters go through `partition.rs` instead (sorted by range of
 //! lines first).
 
-use crate::prefetch::{
-    Level, NEAR, hint_step, prefetch_ahead, prefetch_stream, prefetch_to, prefetch_walk,
-};
+use crate::bulk::{DRAIN, Lines, insert_prefetched, insert_task};
+use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
 use rayon::prelude::*;
 
 use super::lookahead::{AHEAD, CACHED_BYTES};
@@ -24,19 +23,6 @@ use super::simd::{Line, mask_for};
 use super::{BlockedBloom, line_for, line_index};
 use super::{BuildBuffers, batch_asm, partition};
 use crate::error::{Error, Result};
-
-/// Hashes a bulk-insert task holds before inserting them (32 KiB on its stack).
-const SCAN_BUF: usize = 4096;
-
-/// How far ahead (in groups of 8 hashes, one 64-byte line each) a bulk-insert task hints its
-/// input as read-once data (`prefetch_stream`). Each task reads the whole input; streamed in
-/// as ordinary data it takes cache room from the lines the task's inserts prefetch. On 2
-/// threads at 100 M keys the bulk insert runs about 1.1x faster with 64 groups ahead than
-/// without (`cargo run --release --example bulk_scaling`); 128 is level with 64, and
-/// `prefetcht0` or `prefetcht2` at the same distance gain nothing. Filters of up to
-/// [`CACHED_BYTES`] go without it: there it makes 2 threads about 1.2x slower at 1.19 MiB
-/// (`linebloom report --items 1000000,13421772 --filters blocked --threads 1,2`).
-const INPUT_AHEAD: usize = 64;
 
 /// Below this many hashes the bulk insert runs sequentially: starting the tasks would cost more
 /// than the threads win.
@@ -80,7 +66,15 @@ impl BlockedBloom {
             return;
         }
         let total = self.lines.len();
-        insert_prefetched::<false>(&mut self.lines, 0, total, hashes, self.hashes, 0, DRAIN);
+        insert_prefetched::<_, false>(
+            &Lines(self.hashes),
+            &mut self.lines,
+            0,
+            total,
+            hashes,
+            0,
+            DRAIN,
+        );
     }
 
     /// Inserts many pre-hashed keys with all of rayon's threads. Bit-identical to
@@ -143,7 +137,9 @@ impl BlockedBloom {
         self.lines
             .par_chunks_mut(per_task)
             .enumerate()
-            .for_each(|(task, lines)| insert_task(lines, task * per_task, total, k, hashes));
+            .for_each(|(task, lines)| {
+                insert_task(&Lines(k), lines, task * per_task, total, hashes)
+            });
     }
 
     /// How [`par_insert_hashes`](Self::par_insert_hashes) splits `hashes` over `threads`:
@@ -172,7 +168,7 @@ impl BlockedBloom {
         };
         let (total, k) = (self.lines.len(), self.hashes);
         if let Some(lines) = self.lines.chunks_mut(per_task).nth(task) {
-            insert_task(lines, task * per_task, total, k, hashes);
+            insert_task(&Lines(k), lines, task * per_task, total, hashes);
         }
     }
 
@@ -195,65 +191,6 @@ impl BlockedBloom {
         }
         shares
     }
-}
-
-/// One task of the bulk insert: `lines` are the filter's lines `first..first + lines.len()` of
-/// `total`; scans all of `hashes` and inserts those whose line is among them, keeping them in a
-/// small buffer (32 at a time, branch-free: [`pick32`]) that it inserts whenever it fills.
-/// Past [`CACHED_BYTES`] of filter, where the inserts prefetch, it also hints the input ahead
-/// as read-once data (see [`INPUT_AHEAD`]), and each round of inserts hints the input the
-/// next scan will read (see [`insert_prefetched`]).
-fn insert_task(lines: &mut [Line], first: usize, total: usize, k: u32, hashes: &[u64]) {
-    let stream_input = total * std::mem::size_of::<Line>() > CACHED_BYTES;
-    // The line index is monotonic in the hash, so a run of lines is a range of hashes, and
-    // picking a task's hashes takes a subtraction and a compare.
-    let (lo, width) = hash_range(first, lines.len(), total);
-    // Room for one more step of 32 past a full buffer.
-    let mut buf = [0u64; SCAN_BUF + 32];
-    // The front `carried` hashes of `buf` are left from the last round, their lines already
-    // prefetched.
-    let (mut held, mut carried) = (0, 0);
-    // Steps of input scanned since the last round of inserts.
-    let mut scanned = 0;
-    let (steps, rest) = hashes.as_chunks::<32>();
-    for (at, step) in steps.iter().enumerate() {
-        if let (true, Some(ahead)) = (stream_input, steps.get(at + INPUT_AHEAD / 4)) {
-            ahead.as_chunks::<8>().0.iter().for_each(prefetch_stream);
-        }
-        if let Some(into) = buf[held..].first_chunk_mut::<32>() {
-            held += pick32(step, lo, width, into);
-        }
-        scanned += 1;
-        if held >= SCAN_BUF {
-            // The last `AHEAD` hashes stay for the next round, their lines on their way,
-            // instead of the round draining its prefetches; past the cache, the round hints
-            // as much of the input as this scan read.
-            let next = &steps[at + 1..][..scanned.min(steps.len() - at - 1)];
-            let upcoming = Some(next.as_flattened().as_chunks::<8>().0);
-            let done = if stream_input {
-                insert_prefetched::<true>(lines, first, total, &buf[..held], k, carried, upcoming)
-            } else {
-                insert_prefetched::<false>(lines, first, total, &buf[..held], k, carried, upcoming)
-            };
-            buf.copy_within(done..held, 0);
-            (held, carried, scanned) = (held - done, held - done, 0);
-        }
-    }
-    for &h in rest {
-        buf[held] = h;
-        held += usize::from(h.wrapping_sub(lo) < width);
-    }
-    insert_prefetched::<false>(lines, first, total, &buf[..held], k, carried, DRAIN);
-}
-
-/// The hashes whose line (`line_index(h, total)`) lies in `first..first + lines`, as
-/// `lo..lo + width`: `line_index(h, n) >= f` exactly when `h * n >= f * 2^64`, that is when
-/// `h >= ceil(f * 2^64 / n)`. Needs `lines < total` (so the range is narrower than 2^64) and
-/// `first + lines <= total`.
-fn hash_range(first: usize, lines: usize, total: usize) -> (u64, u64) {
-    let bound = |line: usize| ((line as u128) << 64).div_ceil(total as u128);
-    let (lo, hi) = (bound(first), bound(first + lines));
-    (lo as u64, (hi - lo) as u64)
 }
 
 /// The batched lookup over any run of lines with `k` probes per key: the one implementation
@@ -334,146 +271,6 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
     });
 }
 
-/// Inserts `hashes` into `lines`, which hold the filter's lines `first..first + lines.len()` of
-/// `total` in all; every hash must fall in that range (the bulk insert's tasks make sure of it).
-/// Prefetches [`AHEAD`] keys ahead, as [`each_prefetched`] does; `ready` is that of
-/// [`prefetch_walk`], so a bulk-insert task carries its last `AHEAD` hashes, lines already
-/// prefetched, into its next round. `upcoming` is [`DRAIN`] for a last round (every hash
-/// inserted), or else `Some` of the input the task will scan next (groups of 8 hashes, one
-/// line each), hinted into L2 one line at a time, spread evenly over the round's inserts,
-/// which then leave the last `AHEAD` hashes for the next round. Returns how many of `hashes`
-/// it inserted.
-///
-/// Why a round hints the next scan's input: a task scans its input between two rounds of
-/// inserts, where only the carried prefetches are in flight, so without the hint its input
-/// misses wait alone, where those of `insert_hashes` overlap its line misses. With the hint,
-/// and picking 32 hashes per step ([`pick32`]), one task at 100 M keys on one thread takes
-/// about 1.1x less time per scanned key than without either (`cargo run --release --example
-/// bulk_scaling`).
-///
-/// `HINT` false leaves the hints out of the loop: the inserts with nothing to hint
-/// (`insert_hashes`, a task's last round, the tasks of a filter in cache) count nothing (with
-/// the count in it, `insert_hashes` runs about 4 % slower).
-fn insert_prefetched<const HINT: bool>(
-    lines: &mut [Line],
-    first: usize,
-    total: usize,
-    hashes: &[u64],
-    k: u32,
-    ready: usize,
-    upcoming: Upcoming,
-) -> usize {
-    let (drain, upcoming) = match upcoming {
-        Some(groups) => (false, groups),
-        None => (true, &[][..]),
-    };
-    let at = |h: u64| line_index(h, total) - first;
-    // One hint of input per `every` inserts.
-    let every = hashes.len().saturating_sub(AHEAD) / upcoming.len().max(1);
-    let (mut upcoming, mut since) = (upcoming.iter(), 0);
-    // A filter in cache (the bulk insert's tasks there) takes one hint per key, into L1: the
-    // two-level hint makes 2 threads at 1.19 MiB about 1.1x slower (`linebloom report --items
-    // 1000000 --filters blocked --threads 1,2`). Past the cache, the two-level hint of the
-    // batched lookups (`hint_step`).
-    let in_cache = total * size_of::<Line>() <= CACHED_BYTES;
-    prefetch_walk(hashes, AHEAD, NEAR, ready, drain, |to_l2, to_l1, now| {
-        if in_cache {
-            if let Some(h) = to_l2 {
-                prefetch_to(Level::L1, &lines[at(h)]);
-            }
-        } else {
-            hint_step(to_l2, to_l1, |h| &lines[at(h)]);
-        }
-        if let Some(h) = now {
-            lines[at(h)].set(mask_for(h, k));
-            if HINT {
-                since += 1;
-                if since >= every {
-                    since = 0;
-                    if let Some(group) = upcoming.next() {
-                        prefetch_to(Level::L2, group);
-                    }
-                }
-            }
-        }
-    })
-}
-
-/// What a round of [`insert_prefetched`] does at its end: `Some(groups)` leaves its last
-/// [`AHEAD`] hashes for the next round and hints `groups` of input meanwhile; [`DRAIN`]
-/// inserts every hash.
-type Upcoming<'a> = Option<&'a [[u64; 8]]>;
-
-/// The last round of [`insert_prefetched`]: every hash inserted.
-const DRAIN: Upcoming<'static> = None;
-
-/// [`pick8`] four groups at a time: writes the hashes of `step` that lie in `lo..lo + width`
-/// to the front of `into`, in order, and returns how many. Four groups per step take less
-/// loop overhead per hash than one; see [`insert_prefetched`] for what that gives the bulk
-/// insert.
-#[inline(always)]
-fn pick32(step: &[u64; 32], lo: u64, width: u64, into: &mut [u64; 32]) -> usize {
-    let mut picked = [[0u64; 8]; 4];
-    let mut counts = [0usize; 4];
-    let (groups, _) = step.as_chunks::<8>();
-    for ((group, to), count) in groups.iter().zip(&mut picked).zip(&mut counts) {
-        *count = pick8(group, lo, width, to);
-    }
-    let mut held = 0;
-    for (group, count) in picked.iter().zip(counts) {
-        // `held` is at most 24 here, so eight slots are always left.
-        if let Some(to) = into[held..].first_chunk_mut::<8>() {
-            *to = *group;
-        }
-        held += count;
-    }
-    held
-}
-
-/// Writes the hashes of `group` that lie in `lo..lo + width` to the front of `into`, in
-/// order, and returns how many; the rest of `into` is left with any values. With AVX-512 one
-/// compare and one compress pick all eight: the bulk insert on 2 threads of a 1.19 MiB filter
-/// reaches about 1.65x one thread against 1.25x with the scalar pick (`linebloom report
-/// --items 1000000 --filters blocked --threads 1,2`); at 119 MiB, where the threads wait on
-/// memory, it makes no measurable difference.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
-#[inline(always)]
-fn pick8(group: &[u64; 8], lo: u64, width: u64, into: &mut [u64; 8]) -> usize {
-    use std::arch::x86_64::{
-        __m512i, _mm512_cmplt_epu64_mask, _mm512_maskz_compress_epi64, _mm512_set1_epi64,
-        _mm512_sub_epi64,
-    };
-    let v: __m512i = bytemuck::cast(*group);
-    // SAFETY: these intrinsics need AVX-512F, and this function is compiled only when the
-    // build enables it (`cfg(target_feature = "avx512f")`), so every CPU the binary may run
-    // on has it. They take and return values only (no pointers).
-    let (keep, packed) = unsafe {
-        let offset = _mm512_sub_epi64(v, _mm512_set1_epi64(lo as i64));
-        let keep = _mm512_cmplt_epu64_mask(offset, _mm512_set1_epi64(width as i64));
-        (keep, _mm512_maskz_compress_epi64(keep, v))
-    };
-    *into = bytemuck::cast(packed);
-    keep.count_ones() as usize
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
-use pick8_scalar as pick8;
-
-/// [`pick8`] one hash at a time, branch-free: the path of builds without AVX-512, and the
-/// reference the AVX-512 path is tested against.
-#[cfg_attr(
-    all(target_arch = "x86_64", target_feature = "avx512f"),
-    allow(dead_code)
-)]
-fn pick8_scalar(group: &[u64; 8], lo: u64, width: u64, into: &mut [u64; 8]) -> usize {
-    let mut held = 0;
-    for &h in group {
-        into[held & 7] = h;
-        held += usize::from(h.wrapping_sub(lo) < width);
-    }
-    held
-}
-
 fn check_same_len(hashes: usize, out: usize) -> Result<()> {
     if hashes != out {
         return Err(Error::InvalidParameter {
@@ -521,62 +318,6 @@ mod tests {
         assert!(f.par_contains_hashes(&vec![0; 1 << 18], &mut out).is_err());
     }
 
-    #[test]
-    fn pick8_keeps_exactly_the_hashes_in_range_in_order() {
-        let ranges = [
-            (0, 0),
-            (0, u64::MAX),
-            (1 << 63, 1 << 62),
-            (u64::MAX - 5, 100),
-            (7, 1),
-        ];
-        for (lo, width) in ranges {
-            for g in 0..2000u64 {
-                let mut group: [u64; 8] = std::array::from_fn(|i| mix64(g * 8 + i as u64));
-                // Hashes at and around both ends of the range too.
-                group[g as usize % 8] = lo.wrapping_add(width);
-                group[(g as usize + 3) % 8] = lo;
-                group[(g as usize + 5) % 8] = lo.wrapping_sub(1);
-                let want: Vec<u64> = group
-                    .iter()
-                    .copied()
-                    .filter(|h| h.wrapping_sub(lo) < width)
-                    .collect();
-                let (mut fast, mut plain) = ([0u64; 8], [0u64; 8]);
-                let n = pick8(&group, lo, width, &mut fast);
-                let m = pick8_scalar(&group, lo, width, &mut plain);
-                assert_eq!(&fast[..n], &want[..], "lo {lo:#x} width {width:#x}");
-                assert_eq!(&plain[..m], &want[..], "lo {lo:#x} width {width:#x}");
-            }
-        }
-    }
-
-    #[test]
-    fn pick32_keeps_exactly_the_hashes_in_range_in_order() {
-        for (lo, width) in [
-            (0, 0),
-            (0, u64::MAX),
-            (1 << 63, 1 << 62),
-            (u64::MAX - 5, 100),
-        ] {
-            for s in 0..500u64 {
-                let mut step: [u64; 32] = std::array::from_fn(|i| mix64(s * 32 + i as u64));
-                // Runs of kept and dropped hashes, so that some groups keep all or none.
-                for (i, h) in step.iter_mut().enumerate().take(s as usize % 33) {
-                    *h = lo.wrapping_add(i as u64 % width.max(1));
-                }
-                let want: Vec<u64> = step
-                    .iter()
-                    .copied()
-                    .filter(|h| h.wrapping_sub(lo) < width)
-                    .collect();
-                let mut got = [0u64; 32];
-                let n = pick32(&step, lo, width, &mut got);
-                assert_eq!(&got[..n], &want[..], "lo {lo:#x} width {width:#x}");
-            }
-        }
-    }
-
     /// The tasks of the bulk insert, run one after another on this thread, set exactly the
     /// bits of the one-by-one insert, whatever the split, in cache and past `CACHED_BYTES`
     /// (where the tasks hint their input), with tails of fewer than 8 and 32 hashes, and where the
@@ -617,31 +358,5 @@ mod tests {
         }
         let few = f.task_shares(&hashes[..100], 2);
         assert_eq!((few[0].len(), few[1].len()), (100, 0));
-    }
-
-    #[test]
-    fn hash_range_holds_exactly_the_hashes_of_its_lines() {
-        for total in [2usize, 3, 7, 1000, 1 << 20, 3 << 40] {
-            for (first, lines) in [(0, 1), (1, 1), (0, total - 1), (total / 3, total / 3 + 1)] {
-                let (lo, width) = hash_range(first, lines, total);
-                let inside = |h: u64| h.wrapping_sub(lo) < width;
-                let probes = (0..2000u64).map(mix64).chain([
-                    0,
-                    u64::MAX,
-                    lo,
-                    lo.wrapping_sub(1),
-                    lo.wrapping_add(width),
-                    lo.wrapping_add(width).wrapping_sub(1),
-                ]);
-                for h in probes {
-                    let line = line_index(h, total);
-                    assert_eq!(
-                        inside(h),
-                        (first..first + lines).contains(&line),
-                        "total {total} first {first} lines {lines} h {h:#x}"
-                    );
-                }
-            }
-        }
     }
 }

@@ -7,26 +7,20 @@
 //! the owned filter (aligned [`Block`]s) and the zero-copy view (bytes of any alignment), through
 //! [`BlockBytes`].
 //!
-//! The bulk insert splits the blocks into contiguous runs, one per rayon task; the input is
-//! first split by run (in parallel, each thread sorting its share of the input into one list per
-//! run), then each task sets the bits of its own lists in its own blocks. OR is commutative, so
-//! the result is bit-identical to inserting the hashes one by one.
+//! The bulk insert is the blocked filter's (`bulk.rs`) on 32-byte blocks.
 
 use rayon::prelude::*;
 
 use super::SplitBlockBloom;
 use super::block::{BLOCK_BYTES, Block, BlockMask, block_index};
 use crate::blocked::{PLAIN_LOOP_BYTES, PREFETCH_AHEAD};
+use crate::bulk::{Blocks, DRAIN, insert_prefetched, insert_task};
 use crate::error::{Error, Result};
 use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
 
 /// Below this many hashes the bulk insert runs on one thread: starting the tasks would cost
 /// more than the threads win.
 const BULK_MIN: usize = 1 << 14;
-
-/// Tasks per thread in the bulk insert: a few, so a thread that finishes early takes another
-/// run while one with a denser run still works.
-const TASKS_PER_THREAD: usize = 4;
 
 /// A block as the filter stores it ([`Block`]) or as a bitset holds it (32 bytes, any
 /// alignment): what the batched loops read.
@@ -113,29 +107,6 @@ pub(crate) fn count_contained_in<B: BlockBytes>(blocks: &[B], hashes: &[u64]) ->
     found
 }
 
-/// Inserts `hashes` into `blocks`, which are the filter's blocks `first..first + blocks.len()`
-/// of `total`; a hash outside that run is skipped (the callers never pass one). Prefetches
-/// ahead on runs past the cache, as the lookups do.
-fn insert_into(blocks: &mut [Block], first: usize, total: usize, hashes: &[u64]) {
-    let at = |h: u64| block_index(h, total).wrapping_sub(first);
-    if std::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
-        for &h in hashes {
-            if let Some(b) = blocks.get_mut(at(h)) {
-                b.set(BlockMask::for_hash(h));
-            }
-        }
-        return;
-    }
-    prefetch_ahead(hashes, PREFETCH_AHEAD, NEAR, |to_l2, to_l1, now| {
-        hint_step(to_l2, to_l1, |h| blocks.get(at(h)).unwrap_or(&Block::ZERO));
-        if let Some(h) = now
-            && let Some(b) = blocks.get_mut(at(h))
-        {
-            b.set(BlockMask::for_hash(h));
-        }
-    });
-}
-
 impl SplitBlockBloom {
     /// Looks up many pre-hashed values at once: `out[i] = self.contains_hash(hashes[i])`.
     /// Faster than a loop over [`contains_hash`](Self::contains_hash) on filters larger than the
@@ -151,42 +122,41 @@ impl SplitBlockBloom {
     }
 
     /// Inserts many pre-hashed values on this thread, prefetching ahead in filters past the
-    /// cache.
+    /// cache as the blocked filter's batched insert does.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
-        let total = self.num_blocks();
-        insert_into(self.blocks_mut(), 0, total, hashes);
+        let blocks = self.blocks_mut();
+        if std::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
+            let total = blocks.len();
+            for &h in hashes {
+                if let Some(b) = blocks.get_mut(block_index(h, total)) {
+                    b.set(BlockMask::for_hash(h));
+                }
+            }
+            return;
+        }
+        let total = blocks.len();
+        insert_prefetched::<_, false>(&Blocks, blocks, 0, total, hashes, 0, DRAIN);
     }
 
-    /// Inserts many pre-hashed values on the rayon pool: each task owns a run of blocks (see
-    /// the module's notes), and the result is bit-identical to inserting them one by one.
+    /// Inserts many pre-hashed values on the rayon pool, bit-identical to inserting them one
+    /// by one: each thread's task owns a contiguous run of blocks, scans the whole input and
+    /// inserts the hashes of its run (the blocked filter's scanning tasks, `bulk.rs`). Takes no
+    /// memory of its own. Runs on one thread for fewer than 16 Ki hashes, and for a filter of
+    /// up to 2 MiB: there a key's insert costs about as little as scanning it, so every task's
+    /// scan of the whole input outweighs what the threads share (2 threads at 1 MiB ran at
+    /// 0.70x one thread, at 16 MiB 1.45x and at 256 MiB 1.54x: `linebloom report --sizes
+    /// 1MiB,16MiB,256MiB --filters split-block --threads 1,2`).
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         let total = self.num_blocks();
         let threads = rayon::current_num_threads();
-        if hashes.len() < BULK_MIN || threads < 2 || total < 2 {
+        let in_cache = total * BLOCK_BYTES <= PLAIN_LOOP_BYTES;
+        if hashes.len() < BULK_MIN || threads < 2 || total < threads || in_cache {
             return self.insert_hashes(hashes);
         }
-        let tasks = (threads * TASKS_PER_THREAD).min(total);
-        let per_task = total.div_ceil(tasks);
-        let tasks = total.div_ceil(per_task);
-        let shares: Vec<Vec<Vec<u64>>> = hashes
-            .par_chunks(hashes.len().div_ceil(threads))
-            .map(|chunk| {
-                let mut lists = vec![Vec::with_capacity(chunk.len() / tasks + 16); tasks];
-                for &h in chunk {
-                    if let Some(list) = lists.get_mut(block_index(h, total) / per_task) {
-                        list.push(h);
-                    }
-                }
-                lists
-            })
-            .collect();
+        let per_task = total.div_ceil(threads);
         self.blocks_mut()
             .par_chunks_mut(per_task)
             .enumerate()
-            .for_each(|(task, run)| {
-                for lists in &shares {
-                    insert_into(run, task * per_task, total, &lists[task]);
-                }
-            });
+            .for_each(|(task, run)| insert_task(&Blocks, run, task * per_task, total, hashes));
     }
 }
