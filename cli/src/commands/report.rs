@@ -42,8 +42,8 @@ pub struct Args {
     #[arg(long)]
     fpr_probes: Option<usize>,
     /// Filters to measure, e.g. blocked,classic [default: all: blocked, classic, cuckoo,
-    /// counting, scalable and the peer crates fastbloom, sbbf-rs, bloomfilter, cuckoofilter,
-    /// xorf-bfuse8, growable-bloom-filter].
+    /// counting, scalable, split-block and the peer crates fastbloom, sbbf-rs, bloomfilter,
+    /// cuckoofilter, xorf-bfuse8, growable-bloom-filter].
     #[arg(long, value_delimiter = ',')]
     filters: Option<Vec<Contender>>,
     /// Thread counts for the bulk insert, e.g. 1,2,4 [default: 1, 2, 4, ... up to the logical
