@@ -95,6 +95,19 @@ pub struct SpeedRow {
     pub huge_page_bytes: Option<usize>,
 }
 
+impl SpeedRow {
+    /// Sets `limit_ns` to the limit's best figure and the lookups' ratios to it.
+    pub fn set_limit(&mut self, limit: &MemoryLimit) {
+        let limit_ns = limit.best_ns();
+        let ratio = |s: &Stat| s.median_ns / limit_ns;
+        self.limit_ns = limit_ns;
+        self.hit_ratio = ratio(&self.hit);
+        self.miss_ratio = ratio(&self.miss);
+        self.batched_hit_ratio = self.batched_hit.as_ref().map(ratio);
+        self.batched_miss_ratio = self.batched_miss.as_ref().map(ratio);
+    }
+}
+
 /// One filter's bulk insert at one size and thread count.
 #[derive(Clone, Debug, Serialize)]
 pub struct BulkRow {
@@ -408,9 +421,7 @@ pub fn measure_speed(
         }
     }
 
-    let limit_ns = limit.best_ns();
-    let ratio = |s: &Stat| s.median_ns / limit_ns;
-    let row = SpeedRow {
+    let mut row = SpeedRow {
         filter: c.name().to_string(),
         peer: c.is_peer(),
         params: subject.params(),
@@ -419,22 +430,23 @@ pub fn measure_speed(
         items,
         bits_per_key: bytes as f64 * 8.0 / items as f64,
         insert_samples: fill.samples.to_string(),
-        hit_ratio: ratio(&hit),
-        miss_ratio: ratio(&miss),
-        batched_hit_ratio: batched_hit.as_ref().map(ratio),
-        batched_miss_ratio: batched_miss.as_ref().map(ratio),
+        hit_ratio: 0.0,
+        miss_ratio: 0.0,
+        batched_hit_ratio: None,
+        batched_miss_ratio: None,
         insert: fill.insert,
         hit,
         miss,
         batched_hit,
         batched_miss,
-        limit_ns,
+        limit_ns: 0.0,
         measured_fpr: false_positives as f64 / n as f64,
         model_fpr: subject.model_fpr((items as u64).saturating_sub(fill.refused)),
         hits_not_found,
         insert_failures: fill.refused,
         huge_page_bytes: subject.huge_page_bytes(),
     };
+    row.set_limit(limit);
     if blocked && !bulk.is_empty() {
         // Filters filled whole get their ceiling and one-task bound now, the filter measured
         // above freed first (the ceiling holds one filter per thread).

@@ -1,7 +1,7 @@
 //! The sweep: every filter at every size and bits-per-key value the configuration names,
 //! measured the same way, into one [`Report`].
 //!
-//! Per filter size: the memory probe (`limit.rs`), then per filter its insert, bulk-insert and
+//! Per filter size: the memory probe (`limit.rs`, again after the filters), then per filter its insert, bulk-insert and
 //! lookup figures (`speed.rs`) and, for large blocked filters, the whole-batch builds
 //! (`build.rs`). Then the FPR sweep over the bits-per-key grid (`fpr.rs`). This module owns the
 //! order of work, the memory check before it and the [`Report`] that holds the rows;
@@ -108,7 +108,7 @@ pub fn run_report(
         .filter(|&(c, size)| measures_builds(c, config.items_for(size)))
         .count();
     let total =
-        config.sizes.len() * (1 + config.filters.len()) + config.filters.len() + builds_steps;
+        config.sizes.len() * (2 + config.filters.len()) + config.filters.len() + builds_steps;
     let mut done = 0;
     let mut step = |message: String, progress: &mut dyn FnMut(Progress<'_>)| {
         progress(Progress {
@@ -126,6 +126,7 @@ pub fn run_report(
         let label = format_byte_size(size);
         step(format!("memory probe, {label}"), progress);
         let limit = probe_memory(size, config.lookups, config.sampling(), config.seed);
+        let first_row = speed.len();
         for &c in &config.filters {
             step(format!("{c}, {label}"), progress);
             if let Some(most) = c.speed_sweep_max_bytes()
@@ -166,6 +167,14 @@ pub fn run_report(
                     }),
                 }
             }
+        }
+        // Probed again after the filters, each figure the faster of the two, and the lookups'
+        // ratios taken against that.
+        step(format!("memory probe again, {label}"), progress);
+        let again = probe_memory(size, config.lookups, config.sampling(), config.seed ^ 1);
+        let limit = limit.faster(again);
+        for row in &mut speed[first_row..] {
+            row.set_limit(&limit);
         }
         limits.push(limit);
     }

@@ -150,7 +150,8 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
          the fastest of independent loads, loads prefetched as the batched lookups do, and a \
          hashed ring (line indices hashed inline from a counter, prefetched into L2 when \
          computed and into L1 just before the read: the leanest loop, so the tightest \
-         ceiling). A lookup that touches one line cannot beat it; the **× limit** columns divide each lookup figure \
+         ceiling), each probed before and after the size's filters and the faster of the two \
+         kept. A lookup that touches one line cannot beat it; the **× limit** columns divide each lookup figure \
          by it, so 1.0× means the filter runs at the memory system's speed and 7× means it \
          pays about seven line reads per key. The latency column (dependent loads) is what a \
          caller that waits for each answer before asking the next pays per miss."
