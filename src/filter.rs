@@ -163,3 +163,58 @@ pub enum Sizing {
     /// Size at this many bits per expected item.
     BitsPerKey(f64),
 }
+
+/// The sizing setters of the builders sized by a [`Sizing`] (`fpr`, `bits_per_key`,
+/// `sizing`), written into the builder's field `$field`; the first two may take their own doc
+/// lines.
+macro_rules! sizing_setters {
+    ($field:ident) => {
+        $crate::filter::sizing_setters!(
+            $field,
+            "Size the filter for this false-positive rate (the default is 1 %).",
+            "Size the filter at this many bits per expected item."
+        );
+    };
+    ($field:ident, $fpr_doc:literal, $bits_doc:literal) => {
+        #[doc = $fpr_doc]
+        pub fn fpr(mut self, fpr: f64) -> Self {
+            self.$field = $crate::filter::Sizing::Fpr(fpr);
+            self
+        }
+
+        #[doc = $bits_doc]
+        pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
+            self.$field = $crate::filter::Sizing::BitsPerKey(bits_per_key);
+            self
+        }
+
+        /// Size the filter by either measure (what [`fpr`](Self::fpr) and
+        /// [`bits_per_key`](Self::bits_per_key) do).
+        pub fn sizing(mut self, sizing: $crate::filter::Sizing) -> Self {
+            self.$field = sizing;
+            self
+        }
+    };
+}
+pub(crate) use sizing_setters;
+
+/// The `hashes` (probes per key, within `$range`, into the builder's `hashes: Option<u32>`) and
+/// `seed` (into `seed: u64`) setters of the Bloom-filter builders.
+macro_rules! probe_setters {
+    ($range:literal) => {
+        /// Fix the number of probes per key instead of the model's optimum, within
+        #[doc = $range]
+        pub fn hashes(mut self, hashes: u32) -> Self {
+            self.hashes = Some(hashes);
+            self
+        }
+
+        /// Use this hash seed (default [`DEFAULT_SEED`](crate::hash::DEFAULT_SEED)); clients
+        /// that hash keys themselves must use the same.
+        pub fn seed(mut self, seed: u64) -> Self {
+            self.seed = seed;
+            self
+        }
+    };
+}
+pub(crate) use probe_setters;

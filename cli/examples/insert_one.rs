@@ -83,7 +83,9 @@ fn main() {
                     unsafe { f.insert(buf, blocks, k.hash_with_seed(seed)) };
                 }
             });
-            time(2, &mut || hashes.iter().for_each(|&h| hashed.insert_hash(h)));
+            time(2, &mut || {
+                hashes.iter().for_each(|&h| hashed.insert_hash(h))
+            });
             let buf = sbbf_hashed.as_mut_ptr() as *mut u8;
             time(3, &mut || {
                 for &h in hashes {
@@ -93,7 +95,12 @@ fn main() {
             });
         }
         assert_eq!(hashing.count_ones(), hashed.count_ones());
-        assert!(sbbf_hashing.iter().zip(sbbf_hashed.iter()).all(|(a, b)| a == b));
+        assert!(
+            sbbf_hashing
+                .iter()
+                .zip(sbbf_hashed.iter())
+                .all(|(a, b)| a == b)
+        );
         for (t, s) in times.iter_mut().zip(took) {
             t.push(s * 1e9 / n as f64);
         }

@@ -37,36 +37,8 @@ impl ClassicBloomBuilder {
         }
     }
 
-    /// Size the filter for this false-positive rate (the default is 1 %).
-    pub fn fpr(mut self, fpr: f64) -> Self {
-        self.size = Sizing::Fpr(fpr);
-        self
-    }
-
-    /// Size the filter at this many bits per expected item.
-    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
-        self.size = Sizing::BitsPerKey(bits_per_key);
-        self
-    }
-
-    /// Size the filter by either measure (what [`fpr`](Self::fpr) and
-    /// [`bits_per_key`](Self::bits_per_key) do).
-    pub fn sizing(mut self, sizing: Sizing) -> Self {
-        self.size = sizing;
-        self
-    }
-
-    /// Fix the number of probes per key (1..=64) instead of the model's optimum.
-    pub fn hashes(mut self, hashes: u32) -> Self {
-        self.hashes = Some(hashes);
-        self
-    }
-
-    /// Use this hash seed (default [`DEFAULT_SEED`]).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
+    crate::filter::sizing_setters!(size);
+    crate::filter::probe_setters!("`1..=64`.");
 
     /// Builds the empty filter, or says which parameter is out of range.
     pub fn build(self) -> Result<ClassicBloom> {

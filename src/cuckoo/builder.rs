@@ -45,24 +45,11 @@ impl CuckooFilterBuilder {
         }
     }
 
-    /// Pick the narrowest fingerprint whose FPR at 95 % load meets `fpr` (the default is 1 %).
-    pub fn fpr(mut self, fpr: f64) -> Self {
-        self.size = Sizing::Fpr(fpr);
-        self
-    }
-
-    /// Pick the widest fingerprint that fits `bits_per_key` bits per item at 95 % load.
-    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
-        self.size = Sizing::BitsPerKey(bits_per_key);
-        self
-    }
-
-    /// Size the filter by either measure (what [`fpr`](Self::fpr) and
-    /// [`bits_per_key`](Self::bits_per_key) do).
-    pub fn sizing(mut self, sizing: Sizing) -> Self {
-        self.size = sizing;
-        self
-    }
+    crate::filter::sizing_setters!(
+        size,
+        "Pick the narrowest fingerprint whose FPR at 95 % load meets `fpr` (the default is 1 %).",
+        "Pick the widest fingerprint that fits `bits_per_key` bits per item at 95 % load."
+    );
 
     /// Use fingerprints of exactly this many bits (8, 12 or 16), whatever the FPR or bits per
     /// key say (those are still checked for validity).

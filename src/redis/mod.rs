@@ -100,35 +100,8 @@ pub struct RedisBlockedBloomBuilder {
 }
 
 impl RedisBlockedBloomBuilder {
-    /// Size for this false-positive rate (the default is 1 %).
-    pub fn fpr(mut self, fpr: f64) -> Self {
-        self.sizing = Sizing::Fpr(fpr);
-        self
-    }
-
-    /// Size at this many bits per expected item.
-    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
-        self.sizing = Sizing::BitsPerKey(bits_per_key);
-        self
-    }
-
-    /// Size by either measure.
-    pub fn sizing(mut self, sizing: Sizing) -> Self {
-        self.sizing = sizing;
-        self
-    }
-
-    /// Fix the probes per key (1..=16) instead of the model's optimum.
-    pub fn hashes(mut self, hashes: u32) -> Self {
-        self.hashes = Some(hashes);
-        self
-    }
-
-    /// The hash seed (default [`DEFAULT_SEED`], so clients that hash keys themselves agree).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
+    crate::filter::sizing_setters!(sizing);
+    crate::filter::probe_setters!("`1..=16`.");
 
     /// Split the lines over this many Redis keys (default 1): needed past 512 MiB, and what
     /// spreads the filter over a cluster's nodes.
