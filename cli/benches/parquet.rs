@@ -3,8 +3,8 @@
 //! with XXH64 and tests its block with a scalar loop) and sbbf-rs (pre-hashed keys, SIMD picked
 //! at run time: called through its `FilterFn` held across calls, and with a `FilterFn` made per
 //! batch, which lets the compiler inline the lookup). `n` distinct `i64` values go into a filter
-//! sized as Parquet writers size one for 1 % FPR; lookups are one at a time, of written values (`hit`) and of values never
-//! written (`miss`), and batched for linebloom; beside them, the memory limit (the report's
+//! sized as Parquet writers size one for 1 % FPR; lookups are one at a time, of written values
+//! (`hit`) and of values never written (`miss`), and batched for linebloom; beside them, the memory limit (the report's
 //! probe: one random line of a buffer of the filter's size).
 //!
 //! Then `parquet/file`: what `linebloom parquet query --column name` does per key over the four
