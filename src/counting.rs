@@ -404,13 +404,7 @@ impl CountingBlockedBloom {
     /// Batched lookup: `out[i] = contains_hash(hashes[i])`, each line prefetched a few keys
     /// ahead. An error when the lengths differ.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        if hashes.len() != out.len() {
-            return Err(Error::InvalidParameter {
-                name: "output length",
-                value: out.len().to_string(),
-                allowed: "equal to the number of hashes",
-            });
-        }
+        crate::error::check_same_len(hashes.len(), out.len())?;
         for (i, (&h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {
             if let Some(&ahead) = hashes.get(i + AHEAD) {
                 crate::prefetch::prefetch(line_for(&self.lines, ahead));

@@ -158,6 +158,18 @@ impl From<std::io::Error> for Error {
     }
 }
 
+/// The batched paths' check: as many answers as keys (or hashes).
+pub(crate) fn check_same_len(hashes: usize, out: usize) -> Result<()> {
+    if hashes != out {
+        return Err(Error::InvalidParameter {
+            name: "output length",
+            value: out.to_string(),
+            allowed: "equal to the number of hashes",
+        });
+    }
+    Ok(())
+}
+
 /// Checks an expected item count.
 pub(crate) fn check_items(items: u64) -> Result<()> {
     if items == 0 {

@@ -346,6 +346,29 @@ pub fn reduce(hash: u64, n: usize) -> usize {
     ((hash as u128 * n as u128) >> 64) as usize
 }
 
+/// Keys hashed per round by the keyed batch paths (`contains_keys`, `insert_keys`): a round's
+/// hashes (32 KiB) sit on the stack and go through the filter's batched path, so a batch of keys
+/// takes no allocation and past the cache its lookups' misses still overlap.
+pub(crate) const KEY_ROUND: usize = 4096;
+
+/// Calls `each(first, hashes)` for each run of up to [`KEY_ROUND`] keys in order: `first` is the
+/// run's offset in `keys`, `hashes` the run's keys under `hash`. Stops at the first error.
+pub(crate) fn in_hashed_rounds<K>(
+    keys: &[K],
+    hash: impl Fn(&K) -> u64,
+    mut each: impl FnMut(usize, &[u64]) -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
+    let mut buf = [0u64; KEY_ROUND];
+    for (round, keys) in keys.chunks(KEY_ROUND).enumerate() {
+        let hashes = &mut buf[..keys.len()];
+        for (h, k) in hashes.iter_mut().zip(keys) {
+            *h = hash(k);
+        }
+        each(round * KEY_ROUND, hashes)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,8 @@ use super::lookahead::{AHEAD, CACHED_BYTES};
 use super::simd::{Line, mask_for};
 use super::{BlockedBloom, line_for, line_index};
 use super::{BuildBuffers, batch_asm, partition};
-use crate::error::{Error, Result};
+use crate::error::{Result, check_same_len};
+use crate::hash::{Key, in_hashed_rounds};
 
 /// Below this many hashes the bulk insert runs sequentially: starting the tasks would cost more
 /// than the threads win.
@@ -49,6 +50,43 @@ impl BlockedBloom {
     /// Counts how many of the pre-hashed keys may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
         count_contained_in(&self.lines, self.hashes, hashes)
+    }
+
+    /// Looks up many keys at once: `out[i] = self.contains(&keys[i])`. The keys are hashed
+    /// 4096 at a time (on the stack) and each round goes through
+    /// [`contains_hashes`](Self::contains_hashes), so past the cache their misses overlap as the
+    /// batched lookup's do. An error (and nothing written) when the two slices differ in length.
+    ///
+    /// ```
+    /// let mut filter = linebloom::BlockedBloom::with_fpr(1000, 0.01)?;
+    /// filter.insert_keys(&["a", "b"]);
+    /// let mut found = [false; 3];
+    /// filter.contains_keys(&["a", "b", "c"], &mut found)?;
+    /// assert_eq!(found[..2], [true, true]);
+    /// # Ok::<(), linebloom::Error>(())
+    /// ```
+    pub fn contains_keys<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
+        check_same_len(keys.len(), out.len())?;
+        in_hashed_rounds(
+            keys,
+            |k| k.hash_with_seed(self.seed),
+            |first, hashes| self.contains_hashes(hashes, &mut out[first..first + hashes.len()]),
+        )
+    }
+
+    /// Inserts many keys: [`insert`](Self::insert) of each, hashed 4096 at a time (on the
+    /// stack) and inserted through [`insert_hashes`](Self::insert_hashes).
+    pub fn insert_keys<K: Key>(&mut self, keys: &[K]) {
+        let seed = self.seed;
+        // Never an error: the closure returns none.
+        let _ = in_hashed_rounds(
+            keys,
+            |k| k.hash_with_seed(seed),
+            |_, hashes| {
+                self.insert_hashes(hashes);
+                Ok(())
+            },
+        );
     }
 
     /// Inserts many pre-hashed keys on this thread; in a filter of more than 2 MiB, prefetching
@@ -271,21 +309,41 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
     });
 }
 
-fn check_same_len(hashes: usize, out: usize) -> Result<()> {
-    if hashes != out {
-        return Err(Error::InvalidParameter {
-            name: "output length",
-            value: out.to_string(),
-            allowed: "equal to the number of hashes",
-        });
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hash::mix64;
+
+    /// The keyed batches answer and insert as the one-key paths, in cache and past
+    /// `CACHED_BYTES`, for batches below, at and across the 4096-key rounds, owned and viewed.
+    #[test]
+    fn keyed_batches_match_one_key_at_a_time() {
+        let keys: Vec<String> = (0..10_001).map(|i| format!("key:{i}")).collect();
+        for lines in [1000usize, 40_000] {
+            let mut one = BlockedBloom::with_lines(lines, 7, 3).unwrap();
+            keys[..5000].iter().for_each(|k| one.insert(k));
+            let mut batch = BlockedBloom::with_lines(lines, 7, 3).unwrap();
+            batch.insert_keys(&keys[..5000]);
+            assert!(batch == one, "{lines} lines");
+            let bytes = crate::blocked::AlignedBytes::from_slice(&one.to_bytes()).unwrap();
+            let view = crate::BlockedBloomRef::from_bytes(&bytes).unwrap();
+            for len in [0, 1, 4095, 4096, 4097, 10_001] {
+                let probe = &keys[..len];
+                let want: Vec<bool> = probe.iter().map(|k| one.contains(k)).collect();
+                let (mut got, mut viewed) = (vec![true; len], vec![false; len]);
+                one.contains_keys(probe, &mut got).unwrap();
+                view.contains_keys(probe, &mut viewed).unwrap();
+                assert_eq!(got, want, "{lines} lines, {len} keys");
+                assert_eq!(viewed, want, "{lines} lines, {len} keys, viewed");
+            }
+            let ints: Vec<u64> = (0..5000).collect();
+            let mut by_int = BlockedBloom::with_lines(lines, 7, 3).unwrap();
+            by_int.insert_keys(&ints);
+            assert!(ints.iter().all(|i| by_int.contains(i)));
+            assert!(one.contains_keys(&keys[..3], &mut [false; 2]).is_err());
+            assert!(view.contains_keys(&["a"], &mut []).is_err());
+        }
+    }
 
     #[test]
     fn parallel_lookups_answer_as_the_batched_and_scalar_ones() {

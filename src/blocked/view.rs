@@ -14,10 +14,10 @@ use super::batch::{contains_hashes_in, count_contained_in, par_contains_hashes_i
 use super::setops::{current_fpr_of, estimated_items_of, ones_in};
 use super::simd::{LINE_BITS, Line, lookup_mask_for};
 use super::{BlockedBloom, line_for};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, check_same_len};
 use crate::filter::FilterKind;
 use crate::format::{HEADER_LEN, Shape, parse};
-use crate::hash::Key;
+use crate::hash::{Key, in_hashed_rounds};
 use crate::model;
 
 /// A blocked Bloom filter read in place from its serialized bytes: the same lookups as
@@ -120,6 +120,17 @@ impl<'a> BlockedBloomRef<'a> {
     /// Counts how many of the pre-hashed keys may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
         count_contained_in(self.lines, self.hashes, hashes)
+    }
+
+    /// Looks up many keys at once, as [`BlockedBloom::contains_keys`]: `out[i] =
+    /// contains(&keys[i])`; an error (nothing written) when the lengths differ.
+    pub fn contains_keys<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
+        check_same_len(keys.len(), out.len())?;
+        in_hashed_rounds(
+            keys,
+            |k| k.hash_with_seed(self.seed),
+            |first, hashes| self.contains_hashes(hashes, &mut out[first..first + hashes.len()]),
+        )
     }
 
     /// An owned copy of the filter.

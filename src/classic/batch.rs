@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use rayon::prelude::*;
 
 use super::{ClassicBloom, locate};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::hash::{DoubleHash, reduce};
 use crate::prefetch::prefetch;
 
@@ -52,13 +52,7 @@ impl ClassicBloom {
     /// any is tested, so their misses overlap (an absent key usually stops after one or two).
     /// An error (and nothing written) when the two slices differ in length.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        if hashes.len() != out.len() {
-            return Err(Error::InvalidParameter {
-                name: "output length",
-                value: out.len().to_string(),
-                allowed: "equal to the number of hashes",
-            });
-        }
+        crate::error::check_same_len(hashes.len(), out.len())?;
         let (m, k) = (self.num_bits, self.hashes as usize);
         for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
             for &h in hs {

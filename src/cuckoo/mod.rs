@@ -344,13 +344,7 @@ impl CuckooFilter {
     /// the cache misses of many keys overlap; smaller tables are tested one key after another.
     /// An error (and nothing written) when the two slices differ in length.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        if hashes.len() != out.len() {
-            return Err(Error::InvalidParameter {
-                name: "output length",
-                value: out.len().to_string(),
-                allowed: "equal to the number of hashes",
-            });
-        }
+        crate::error::check_same_len(hashes.len(), out.len())?;
         by_width!(self.contains_hashes_with(hashes, out));
         Ok(())
     }

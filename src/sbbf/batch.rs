@@ -15,7 +15,8 @@ use super::SplitBlockBloom;
 use super::block::{BLOCK_BYTES, Block, BlockMask, block_index};
 use crate::blocked::{PLAIN_LOOP_BYTES, PREFETCH_AHEAD};
 use crate::bulk::{Blocks, DRAIN, insert_prefetched, insert_task};
-use crate::error::{Error, Result};
+use crate::error::{Result, check_same_len};
+use crate::hash::{Key, in_hashed_rounds};
 use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
 
 /// Below this many hashes the bulk insert runs on one thread: starting the tasks would cost
@@ -69,13 +70,7 @@ pub(crate) fn contains_hashes_in<B: BlockBytes>(
     hashes: &[u64],
     out: &mut [bool],
 ) -> Result<()> {
-    if hashes.len() != out.len() {
-        return Err(Error::InvalidParameter {
-            name: "output length",
-            value: out.len().to_string(),
-            allowed: "equal to the number of hashes",
-        });
-    }
+    check_same_len(hashes.len(), out.len())?;
     if std::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
         for (o, &h) in out.iter_mut().zip(hashes) {
             *o = contains_in(blocks, h);
@@ -85,11 +80,27 @@ pub(crate) fn contains_hashes_in<B: BlockBytes>(
     let mut out = out.iter_mut();
     prefetch_ahead(hashes, PREFETCH_AHEAD, NEAR, |to_l2, to_l1, now| {
         hint_step(to_l2, to_l1, |h| block_at(blocks, h));
-        if let (Some(h), Some(o)) = (now, out.next()) {
+        // Only a step that uses a hash takes an answer slot (the head's steps only hint).
+        if let Some(h) = now
+            && let Some(o) = out.next()
+        {
             *o = contains_in(blocks, h);
         }
     });
     Ok(())
+}
+
+/// The keyed batched lookup over any run of blocks: each value hashed (XXH64), 4096 at a time,
+/// then [`contains_hashes_in`]; an error (and nothing written) when the lengths differ.
+pub(crate) fn contains_keys_in<B: BlockBytes, K: Key>(
+    blocks: &[B],
+    keys: &[K],
+    out: &mut [bool],
+) -> Result<()> {
+    check_same_len(keys.len(), out.len())?;
+    in_hashed_rounds(keys, Key::hash_xxh64, |first, hashes| {
+        contains_hashes_in(blocks, hashes, &mut out[first..first + hashes.len()])
+    })
 }
 
 /// Counts how many of `hashes` may be in `blocks`, with the batched lookup's prefetching.
@@ -119,6 +130,24 @@ impl SplitBlockBloom {
     /// Counts how many of the pre-hashed values may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
         count_contained_in(self.blocks(), hashes)
+    }
+
+    /// Looks up many values at once: `out[i] = self.contains(&keys[i])`, the values hashed
+    /// (XXH64) 4096 at a time on the stack and each round looked up with
+    /// [`contains_hashes`](Self::contains_hashes). An error (and nothing written) when the two
+    /// slices differ in length.
+    pub fn contains_keys<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
+        contains_keys_in(self.blocks(), keys, out)
+    }
+
+    /// Inserts many values: [`insert`](Self::insert) of each, hashed 4096 at a time (on the
+    /// stack) and inserted through [`insert_hashes`](Self::insert_hashes).
+    pub fn insert_keys<K: Key>(&mut self, keys: &[K]) {
+        // Never an error: the closure returns none.
+        let _ = in_hashed_rounds(keys, Key::hash_xxh64, |_, hashes| {
+            self.insert_hashes(hashes);
+            Ok(())
+        });
     }
 
     /// Inserts many pre-hashed values on this thread, prefetching ahead in filters past the

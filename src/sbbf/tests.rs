@@ -52,25 +52,39 @@ fn parquet_sizing_is_the_writers_formula() {
 #[test]
 fn batched_lookups_equal_one_at_a_time_in_and_past_the_cache() {
     // 4 MiB is past the plain loop's bound, so the prefetching loop runs.
+    // Probes alternate inserted hashes (every one a "yes") and never-inserted ones, so an
+    // answer written to the wrong slot shows; batches shorter than, near and far past the
+    // prefetch distance.
     for blocks in [1, 3, 1000, (4 << 20) / BLOCK_BYTES] {
         let mut f = SplitBlockBloom::with_blocks(blocks).unwrap();
-        for h in hashes(blocks * 6, 1) {
+        let inserted = hashes(blocks * 6, 1);
+        for &h in &inserted {
             f.insert_hash(h);
         }
-        let probes = hashes(50_000, 2);
-        let mut out = vec![false; probes.len()];
-        f.contains_hashes(&probes, &mut out).unwrap();
-        let one: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
-        assert_eq!(out, one, "{blocks} blocks");
-        assert_eq!(
-            f.count_contained_hashes(&probes),
-            one.iter().filter(|&&b| b).count()
-        );
+        let misses = hashes(25_000, 2);
+        let all: Vec<u64> = misses
+            .iter()
+            .zip(inserted.iter().cycle())
+            .flat_map(|(&m, &h)| [h, m])
+            .collect();
         let view = SplitBlockBloomRef::from_bitset(f.bitset()).unwrap();
-        let mut from_view = vec![false; probes.len()];
-        view.contains_hashes(&probes, &mut from_view).unwrap();
-        assert_eq!(from_view, one);
-        assert!(f.contains_hashes(&probes, &mut out[1..]).is_err());
+        for len in [1, 2, 255, 257, 300, all.len()] {
+            let probes = &all[..len];
+            let mut out = vec![false; len];
+            f.contains_hashes(probes, &mut out).unwrap();
+            let one: Vec<bool> = probes.iter().map(|&h| f.contains_hash(h)).collect();
+            assert!(one.iter().step_by(2).all(|&b| b));
+            assert_eq!(out, one, "{blocks} blocks, {len} probes");
+            assert_eq!(
+                f.count_contained_hashes(probes),
+                one.iter().filter(|&&b| b).count()
+            );
+            let mut from_view = vec![false; len];
+            view.contains_hashes(probes, &mut from_view).unwrap();
+            assert_eq!(from_view, one, "{blocks} blocks, {len} probes, viewed");
+        }
+        let mut out = vec![false; 10];
+        assert!(f.contains_hashes(&all[..11], &mut out).is_err());
     }
 }
 
@@ -174,5 +188,31 @@ fn measured_fpr_matches_the_model() {
             (fp / model - 1.0).abs() < 0.08,
             "{bits_per_key}: {fp} vs {model}"
         );
+    }
+}
+
+/// The keyed batches answer and insert as the one-value paths (XXH64 of the plain encoding),
+/// owned and viewed, in cache and past the plain loop, across the 4096-value rounds.
+#[test]
+fn keyed_batches_match_one_value_at_a_time() {
+    let values: Vec<i64> = (0..10_001).map(|i| mix64(i) as i64).collect();
+    for blocks in [1000usize, (8 << 20) / BLOCK_BYTES] {
+        let mut one = SplitBlockBloom::with_blocks(blocks).unwrap();
+        values[..5000].iter().for_each(|v| one.insert(v));
+        let mut batch = SplitBlockBloom::with_blocks(blocks).unwrap();
+        batch.insert_keys(&values[..5000]);
+        assert_eq!(batch, one, "{blocks} blocks");
+        let view = SplitBlockBloomRef::from_bitset(one.bitset()).unwrap();
+        for len in [0, 1, 4095, 4096, 4097, 10_001] {
+            let probe = &values[..len];
+            let want: Vec<bool> = probe.iter().map(|v| one.contains(v)).collect();
+            let (mut got, mut viewed) = (vec![true; len], vec![false; len]);
+            one.contains_keys(probe, &mut got).unwrap();
+            view.contains_keys(probe, &mut viewed).unwrap();
+            assert_eq!(got, want, "{blocks} blocks, {len} values");
+            assert_eq!(viewed, want, "{blocks} blocks, {len} values, viewed");
+        }
+        assert!(one.contains_keys(&values[..3], &mut [false; 2]).is_err());
+        assert!(view.contains_keys(&["a"], &mut []).is_err());
     }
 }

@@ -6,7 +6,7 @@
 //! vector the owned filter uses, and the lookups are the owned filter's (`batch.rs`), so both
 //! answer bit for bit alike.
 
-use super::batch::{contains_hashes_in, contains_in, count_contained_in};
+use super::batch::{contains_hashes_in, contains_in, contains_keys_in, count_contained_in};
 use super::block::{BLOCK_BITS, BLOCK_BYTES};
 use super::thrift::parquet_bitset;
 use super::{SplitBlockBloom, check_bitset, current_fpr_of, estimated_items_of, ones_in};
@@ -70,6 +70,11 @@ impl<'a> SplitBlockBloomRef<'a> {
     /// Counts how many of the pre-hashed values may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
         count_contained_in(self.blocks, hashes)
+    }
+
+    /// Looks up many values at once, as [`SplitBlockBloom::contains_keys`].
+    pub fn contains_keys<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
+        contains_keys_in(self.blocks, keys, out)
     }
 
     /// The bitset viewed.
