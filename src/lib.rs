@@ -28,7 +28,9 @@
 //!
 //! Keys are hashed with xxh3-64 and a per-filter seed ([`hash`]), except by the split-block
 //! filter, which hashes as Parquet does (XXH64, seed 0); engines that already hashed use the
-//! `*_hash` methods. Sizing and FPR formulas live in [`model`].
+//! `*_hash` methods. Batches of keys go through `insert_keys` and `contains_keys`
+//! ([`BlockedBloom::contains_keys`]), which hash 4096 keys at a time and hand them to the
+//! batched, prefetching paths. Sizing and FPR formulas live in [`model`].
 //!
 //! To build a large blocked filter, give [`BlockedBloom::par_insert_hashes`] all its keys at
 //! once (or, building one filter after another, [`BlockedBloom::par_insert_hashes_with`] with
@@ -48,6 +50,12 @@
 //!     filter.insert(&i);
 //! }
 //! assert!((0..10_000u64).all(|i| filter.contains(&i)));
+//!
+//! // The same for a batch: hashed in rounds, looked up with the batched lookup.
+//! let keys: Vec<u64> = (0..20_000).collect();
+//! let mut found = vec![false; keys.len()];
+//! filter.contains_keys(&keys, &mut found)?;
+//! assert!(found[..10_000].iter().all(|&f| f));
 //! # Ok::<(), linebloom::Error>(())
 //! ```
 //!
