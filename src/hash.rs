@@ -352,19 +352,34 @@ pub fn reduce(hash: u64, n: usize) -> usize {
 pub(crate) const KEY_ROUND: usize = 4096;
 
 /// Calls `each(first, hashes)` for each run of up to [`KEY_ROUND`] keys in order: `first` is the
-/// run's offset in `keys`, `hashes` the run's keys under `hash`. Stops at the first error.
+/// run's offset in `keys`, `hashes` the run's keys under `hash`. Stops at the first error. A
+/// batch of up to 64 keys takes a 512-byte buffer, so a small batch does not pay for zeroing
+/// the 32 KiB one.
 pub(crate) fn in_hashed_rounds<K>(
     keys: &[K],
     hash: impl Fn(&K) -> u64,
     mut each: impl FnMut(usize, &[u64]) -> crate::error::Result<()>,
 ) -> crate::error::Result<()> {
-    let mut buf = [0u64; KEY_ROUND];
-    for (round, keys) in keys.chunks(KEY_ROUND).enumerate() {
+    if keys.len() <= 64 {
+        rounds::<K, 64>(keys, &hash, &mut each)
+    } else {
+        rounds::<K, KEY_ROUND>(keys, &hash, &mut each)
+    }
+}
+
+/// [`in_hashed_rounds`] with rounds of `N` keys.
+fn rounds<K, const N: usize>(
+    keys: &[K],
+    hash: &impl Fn(&K) -> u64,
+    each: &mut impl FnMut(usize, &[u64]) -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
+    let mut buf = [0u64; N];
+    for (round, keys) in keys.chunks(N).enumerate() {
         let hashes = &mut buf[..keys.len()];
         for (h, k) in hashes.iter_mut().zip(keys) {
             *h = hash(k);
         }
-        each(round * KEY_ROUND, hashes)?;
+        each(round * N, hashes)?;
     }
     Ok(())
 }

@@ -327,7 +327,7 @@ mod tests {
             assert!(batch == one, "{lines} lines");
             let bytes = crate::blocked::AlignedBytes::from_slice(&one.to_bytes()).unwrap();
             let view = crate::BlockedBloomRef::from_bytes(&bytes).unwrap();
-            for len in [0, 1, 4095, 4096, 4097, 10_001] {
+            for len in [0, 1, 64, 65, 4095, 4096, 4097, 10_001] {
                 let probe = &keys[..len];
                 let want: Vec<bool> = probe.iter().map(|k| one.contains(k)).collect();
                 let (mut got, mut viewed) = (vec![true; len], vec![false; len]);

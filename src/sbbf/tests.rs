@@ -203,7 +203,7 @@ fn keyed_batches_match_one_value_at_a_time() {
         batch.insert_keys(&values[..5000]);
         assert_eq!(batch, one, "{blocks} blocks");
         let view = SplitBlockBloomRef::from_bitset(one.bitset()).unwrap();
-        for len in [0, 1, 4095, 4096, 4097, 10_001] {
+        for len in [0, 1, 64, 65, 4095, 4096, 4097, 10_001] {
             let probe = &values[..len];
             let want: Vec<bool> = probe.iter().map(|v| one.contains(v)).collect();
             let (mut got, mut viewed) = (vec![true; len], vec![false; len]);
