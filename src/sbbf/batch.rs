@@ -153,18 +153,12 @@ impl SplitBlockBloom {
     /// Inserts many pre-hashed values on this thread, prefetching ahead in filters past the
     /// cache as the blocked filter's batched insert does.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
-        let blocks = self.blocks_mut();
-        if std::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
-            let total = blocks.len();
-            for &h in hashes {
-                if let Some(b) = blocks.get_mut(block_index(h, total)) {
-                    b.set(BlockMask::for_hash(h));
-                }
-            }
+        if self.size_bytes() <= PLAIN_LOOP_BYTES {
+            hashes.iter().for_each(|&h| self.insert_hash(h));
             return;
         }
-        let total = blocks.len();
-        insert_prefetched::<_, false>(&Blocks, blocks, 0, total, hashes, 0, DRAIN);
+        let total = self.num_blocks();
+        insert_prefetched::<_, false>(&Blocks, self.blocks_mut(), 0, total, hashes, 0, DRAIN);
     }
 
     /// Inserts many pre-hashed values on the rayon pool, bit-identical to inserting them one
