@@ -48,11 +48,20 @@ impl BlockBytes for [u8; BLOCK_BYTES] {
     }
 }
 
+/// The block of `hash` in `blocks` (an empty run answers [`BlockBytes::EMPTY`]), with no
+/// per-key bounds check: in cache the check cost about one lookup in five (`linebloom report
+/// --sizes 16KiB,1MiB --filters split-block,sbbf-rs --threads 1`).
 #[inline(always)]
 fn block_at<B: BlockBytes>(blocks: &[B], hash: u64) -> &B {
-    blocks
-        .get(block_index(hash, blocks.len()))
-        .unwrap_or(B::EMPTY)
+    if blocks.is_empty() {
+        return B::EMPTY;
+    }
+    let i = block_index(hash, blocks.len());
+    debug_assert!(i < blocks.len());
+    // SAFETY: `block_index(hash, n)` is `((hash >> 32) * n) >> 32`, below `n` for every hash
+    // when `1 <= n <= 2^32`: `n >= 1` here, and no filter or bitset holds more than 2^32
+    // blocks (`check_blocks`, and Parquet's 128 MiB bound on bitsets).
+    unsafe { blocks.get_unchecked(i) }
 }
 
 /// One lookup in any run of blocks.

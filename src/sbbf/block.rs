@@ -113,8 +113,8 @@ impl Block {
     /// Whether every bit of the mask is set: `(block & mask) == mask`.
     #[inline(always)]
     pub fn test(&self, mask: BlockMask) -> bool {
-        let missing = mask.0 & !u32x8::new(self.0);
-        missing.simd_eq(u32x8::ZERO).all()
+        let missing: [u64; 4] = bytemuck::cast((mask.0 & !u32x8::new(self.0)).to_array());
+        missing.iter().fold(0, |any, &w| any | w) == 0
     }
 
     /// Set bits in the block.

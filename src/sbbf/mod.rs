@@ -233,9 +233,9 @@ impl SplitBlockBloom {
         let i = block_index(hash, self.num_blocks);
         // `i < num_blocks`, so the padding block of an odd count is never reached.
         let all: &mut [Block] = bytemuck::cast_slice_mut(&mut self.lines);
-        if let Some(block) = all.get_mut(i) {
-            block.set(BlockMask::for_hash(hash));
-        }
+        debug_assert!(i < all.len());
+        // SAFETY: as in `contains_hash`: `i < num_blocks <= all.len()`.
+        unsafe { all.get_unchecked_mut(i) }.set(BlockMask::for_hash(hash));
     }
 
     /// Whether a value given by its XXH64 hash may have been inserted.
@@ -244,9 +244,11 @@ impl SplitBlockBloom {
         // All of the lines' blocks: `block_index` stays below `num_blocks`.
         let all: &[Block] = bytemuck::cast_slice(&self.lines);
         let i = block_index(hash, self.num_blocks);
-        all.get(i)
-            .unwrap_or(&Block::ZERO)
-            .test(BlockMask::for_hash(hash))
+        debug_assert!(i < all.len());
+        // SAFETY: `block_index(hash, n)` is `((hash >> 32) * n) >> 32`, below `n` for every
+        // hash when `1 <= n <= 2^32`, which every constructor checks (`check_blocks`); and the
+        // lines hold `2 * ceil(n / 2) >= n` blocks. So `i < all.len()`.
+        unsafe { all.get_unchecked(i) }.test(BlockMask::for_hash(hash))
     }
 
     /// The blocks.
