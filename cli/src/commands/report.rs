@@ -15,7 +15,8 @@ use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A short run (about 30 s): largest filter 64 MiB, fewer keys and samples.
+    /// A short run (about a third of the full run's time): largest filter 64 MiB, fewer keys
+    /// and samples.
     #[arg(long)]
     quick: bool,
     /// Directory for report.md, report.json, the CSV files and the SVG plots.
