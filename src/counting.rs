@@ -263,17 +263,7 @@ impl CountingBlockedBloomBuilder {
         self
     }
 
-    /// Counters per key, 1 to 8 (default: the model's best for the size).
-    pub fn hashes(mut self, hashes: u32) -> Self {
-        self.hashes = Some(hashes);
-        self
-    }
-
-    /// The hash seed (default [`DEFAULT_SEED`]).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
+    crate::filter::probe_setters!("`1..=8` (each probe is one counter).");
 
     /// The filter, or an error for parameters out of range.
     pub fn build(self) -> Result<CountingBlockedBloom> {

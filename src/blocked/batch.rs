@@ -66,12 +66,7 @@ impl BlockedBloom {
     /// # Ok::<(), linebloom::Error>(())
     /// ```
     pub fn contains_keys<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
-        check_same_len(keys.len(), out.len())?;
-        in_hashed_rounds(
-            keys,
-            |k| k.hash_with_seed(self.seed),
-            |first, hashes| self.contains_hashes(hashes, &mut out[first..first + hashes.len()]),
-        )
+        contains_keys_in(&self.lines, self.hashes, self.seed, keys, out)
     }
 
     /// Inserts many keys: [`insert`](Self::insert) of each, hashed 4096 at a time (on the
@@ -251,6 +246,24 @@ pub(crate) fn contains_hashes_in(
         }
     });
     Ok(())
+}
+
+/// The keyed batched lookup behind [`BlockedBloom::contains_keys`] and the view's: the keys
+/// hashed with `seed`, 4096 at a time, then [`contains_hashes_in`]; an error (and nothing
+/// written) when the two slices differ in length.
+pub(crate) fn contains_keys_in<K: Key>(
+    lines: &[Line],
+    k: u32,
+    seed: u64,
+    keys: &[K],
+    out: &mut [bool],
+) -> Result<()> {
+    check_same_len(keys.len(), out.len())?;
+    in_hashed_rounds(
+        keys,
+        |key| key.hash_with_seed(seed),
+        |first, hashes| contains_hashes_in(lines, k, hashes, &mut out[first..first + hashes.len()]),
+    )
 }
 
 /// Keys per task of the parallel lookup: a task's start costs nothing next to 64 Ki lookups,

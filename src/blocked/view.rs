@@ -10,14 +10,16 @@
 
 use std::ops::{Deref, DerefMut};
 
-use super::batch::{contains_hashes_in, count_contained_in, par_contains_hashes_in};
+use super::batch::{
+    contains_hashes_in, contains_keys_in, count_contained_in, par_contains_hashes_in,
+};
 use super::setops::{current_fpr_of, estimated_items_of, ones_in};
 use super::simd::{LINE_BITS, Line, lookup_mask_for};
 use super::{BlockedBloom, line_for};
-use crate::error::{Error, Result, check_same_len};
+use crate::error::{Error, Result};
 use crate::filter::FilterKind;
 use crate::format::{HEADER_LEN, Shape, parse};
-use crate::hash::{Key, in_hashed_rounds};
+use crate::hash::Key;
 use crate::model;
 
 /// A blocked Bloom filter read in place from its serialized bytes: the same lookups as
@@ -125,12 +127,7 @@ impl<'a> BlockedBloomRef<'a> {
     /// Looks up many keys at once, as [`BlockedBloom::contains_keys`]: `out[i] =
     /// contains(&keys[i])`; an error (nothing written) when the lengths differ.
     pub fn contains_keys<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
-        check_same_len(keys.len(), out.len())?;
-        in_hashed_rounds(
-            keys,
-            |k| k.hash_with_seed(self.seed),
-            |first, hashes| self.contains_hashes(hashes, &mut out[first..first + hashes.len()]),
-        )
+        contains_keys_in(self.lines, self.hashes, self.seed, keys, out)
     }
 
     /// An owned copy of the filter.
