@@ -367,6 +367,19 @@ pub(crate) fn in_hashed_rounds<K>(
     }
 }
 
+/// [`in_hashed_rounds`] for work that cannot fail (the keyed inserts): `each(hashes)` per round.
+pub(crate) fn each_hashed_round<K>(
+    keys: &[K],
+    hash: impl Fn(&K) -> u64,
+    mut each: impl FnMut(&[u64]),
+) {
+    // Never an error: the closure below returns none.
+    let _ = in_hashed_rounds(keys, hash, |_, hashes| {
+        each(hashes);
+        Ok(())
+    });
+}
+
 /// [`in_hashed_rounds`] with rounds of `N` keys.
 fn rounds<K, const N: usize>(
     keys: &[K],

@@ -23,7 +23,7 @@ use super::simd::{Line, mask_for};
 use super::{BlockedBloom, line_for, line_index};
 use super::{BuildBuffers, batch_asm, partition};
 use crate::error::{Result, check_same_len};
-use crate::hash::{Key, in_hashed_rounds};
+use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
 
 /// Below this many hashes the bulk insert runs sequentially: starting the tasks would cost more
 /// than the threads win.
@@ -73,15 +73,7 @@ impl BlockedBloom {
     /// stack) and inserted through [`insert_hashes`](Self::insert_hashes).
     pub fn insert_keys<K: Key>(&mut self, keys: &[K]) {
         let seed = self.seed;
-        // Never an error: the closure returns none.
-        let _ = in_hashed_rounds(
-            keys,
-            |k| k.hash_with_seed(seed),
-            |_, hashes| {
-                self.insert_hashes(hashes);
-                Ok(())
-            },
-        );
+        each_hashed_round(keys, |k| k.hash_with_seed(seed), |h| self.insert_hashes(h));
     }
 
     /// Inserts many pre-hashed keys on this thread; in a filter of more than 2 MiB, prefetching

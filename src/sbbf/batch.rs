@@ -16,7 +16,7 @@ use super::block::{BLOCK_BYTES, Block, BlockMask, block_index};
 use crate::blocked::{PLAIN_LOOP_BYTES, PREFETCH_AHEAD};
 use crate::bulk::{Blocks, DRAIN, insert_prefetched, insert_task};
 use crate::error::{Result, check_same_len};
-use crate::hash::{Key, in_hashed_rounds};
+use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
 use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
 
 /// Below this many hashes the bulk insert runs on one thread: starting the tasks would cost
@@ -152,11 +152,7 @@ impl SplitBlockBloom {
     /// Inserts many values: [`insert`](Self::insert) of each, hashed 4096 at a time (on the
     /// stack) and inserted through [`insert_hashes`](Self::insert_hashes).
     pub fn insert_keys<K: Key>(&mut self, keys: &[K]) {
-        // Never an error: the closure returns none.
-        let _ = in_hashed_rounds(keys, Key::hash_xxh64, |_, hashes| {
-            self.insert_hashes(hashes);
-            Ok(())
-        });
+        each_hashed_round(keys, Key::hash_xxh64, |h| self.insert_hashes(h));
     }
 
     /// Inserts many pre-hashed values on this thread, prefetching ahead in filters past the

@@ -170,13 +170,15 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// Two samples of at least 50 µs: enough to exercise the probes.
+    const SHORT: Sampling = Sampling {
+        reps: 2,
+        min_sample: Duration::from_micros(50),
+    };
+
     #[test]
     fn probes_a_small_buffer() {
-        let sampling = Sampling {
-            reps: 2,
-            min_sample: Duration::from_micros(50),
-        };
-        let m = probe_memory(1000, 4096, sampling, 1);
+        let m = probe_memory(1000, 4096, SHORT, 1);
         assert_eq!(m.bytes, 1024);
         assert!(m.best_ns() > 0.0);
         assert!(m.dependent.median_ns > 0.0);
@@ -184,12 +186,8 @@ mod tests {
 
     #[test]
     fn faster_keeps_the_lower_median_of_each_figure() {
-        let sampling = Sampling {
-            reps: 2,
-            min_sample: Duration::from_micros(50),
-        };
-        let a = probe_memory(4096, 4096, sampling, 1);
-        let b = probe_memory(4096, 4096, sampling, 2);
+        let a = probe_memory(4096, 4096, SHORT, 1);
+        let b = probe_memory(4096, 4096, SHORT, 2);
         let m = a.clone().faster(b.clone());
         let figures = |l: &MemoryLimit| {
             [&l.independent, &l.prefetched, &l.ring, &l.dependent].map(|s| s.median_ns)

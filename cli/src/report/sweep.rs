@@ -1,9 +1,9 @@
 //! The sweep: every filter at every size and bits-per-key value the configuration names,
 //! measured the same way, into one [`Report`].
 //!
-//! Per filter size: the memory probe (`limit.rs`, again after the filters), then per filter its insert, bulk-insert and
-//! lookup figures (`speed.rs`) and, for large blocked filters, the whole-batch builds
-//! (`build.rs`). Then the FPR sweep over the bits-per-key grid (`fpr.rs`). This module owns the
+//! Per filter size: the memory probe (`limit.rs`, again after the filters), then per filter its
+//! insert, bulk-insert and lookup figures (`speed.rs`) and, for large blocked filters, the
+//! whole-batch builds (`build.rs`). Then the FPR sweep over the bits-per-key grid (`fpr.rs`). This module owns the
 //! order of work, the memory check before it and the [`Report`] that holds the rows;
 //! `measure.rs` owns how a figure is sampled, `write` and `plot.rs` what is made of the rows.
 
