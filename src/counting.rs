@@ -11,12 +11,8 @@
 //! - `contains` asks whether all of them are non-zero.
 //! - `remove` first checks that all of them are non-zero (otherwise the key cannot be present:
 //!   it refuses and changes nothing), then subtracts 1 from each one that is not saturated.
-//!
-//! A saturated counter is never decremented, so no sequence of inserts and removes can bring a
-//! counter that an inserted key relies on to zero: there is no false negative for a key still
-//! inserted (removing a key that was never inserted, but that the filter reported present, is
-//! the one misuse no counting filter can detect; it may then forget other keys sharing those
-//! counters, as every counting Bloom filter would).
+//! - `remove_exact` also refuses when one of them is saturated, so that what it subtracts is
+//!   exactly what one insert of the key added.
 //!
 //! Each operation is a handful of `u64x8` (`wide`) instructions on the whole line: the key's
 //! counters as a vector of nibble increments, the test "all non-zero" as a fold of each nibble's
@@ -24,6 +20,25 @@
 //!
 //! Memory: 4 bits per counter, so "bits per key" counts 4 per counter (40 bits per key is 10
 //! counters per key). [`counting_fpr`] is the exact model of the layout.
+//!
+//! # Remove only keys that were inserted
+//! A saturated counter is never decremented (its true count is lost), so removing keys that
+//! were inserted, each at most as often as it was inserted, never brings a counter that another
+//! inserted key relies on to zero: no inserted key is lost. Removing a key that was never
+//! inserted is another matter. Where it reads absent, `remove` refuses and nothing changes; but
+//! where it reads present (a false positive, at the filter's FPR) nothing in the filter tells it
+//! from a member, and the remove decrements counters that only other keys put there, which can
+//! make those keys answer "no". Every counting Bloom filter (and every cuckoo filter) has this
+//! hazard, and no check inside the filter can prevent it: only the caller knows what it
+//! inserted. Measured (`non_member_removes_lose_inserted_keys` in this module's tests): a
+//! filter sized for 100,000 keys at 1 % holds 100,000 keys; `remove` of 1,000,000 keys never
+//! inserted then accepts 7,232 of them (the 1 % FPR, falling as counters drop), after which
+//! 24,223 of the 100,000 inserted keys answer "no". `remove_exact` accepts the same 7,232.
+//!
+//! So remove a key only when the caller knows it is in the filter: a cache removes the keys it
+//! evicts, a memtable the keys it holds. Code that removes is best tested against a shadow
+//! count of what was inserted (a `HashMap<key, u32>` in the test), asserting before each remove
+//! that the key is held; this module's tests do so.
 
 use wide::{u32x16, u64x8};
 
@@ -212,15 +227,25 @@ fn store(line: &mut Line, value: u64x8) {
 /// A counting blocked Bloom filter: the blocked filter's one-line layout with 4-bit counters,
 /// so keys can be removed.
 ///
+/// Remove only keys that were inserted (and not yet removed as often as inserted): removing
+/// such keys never makes another inserted key answer "no". Removing a key that was never
+/// inserted but passes the filter (a false positive) decrements counters other keys rely on and
+/// can make inserted keys answer "no"; the filter cannot tell such a key from a member (see the
+/// [module docs](self#remove-only-keys-that-were-inserted) for the measurement).
+///
 /// ```
 /// use linebloom::CountingBlockedBloom;
 ///
+/// // The keys of a cache on disk: the filter answers "maybe cached" without a read.
 /// let mut filter = CountingBlockedBloom::with_fpr(1_000, 0.01)?;
-/// filter.insert("apple");
+/// for key in ["apple", "pear", "plum"] {
+///     filter.insert(key);
+/// }
 /// assert!(filter.contains("apple"));
-/// assert!(filter.remove("apple"));
-/// assert!(!filter.contains("apple"));
-/// assert!(!filter.remove("pear")); // never inserted: refused, nothing changes
+/// // The cache evicts "pear": it knows "pear" was inserted, so removing it is safe.
+/// assert!(filter.remove("pear"));
+/// assert!(!filter.contains("pear"));
+/// assert!(filter.contains("apple") && filter.contains("plum"));
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -339,9 +364,76 @@ impl CountingBlockedBloom {
         self.contains_hash(key.hash_with_seed(self.seed))
     }
 
-    /// Removes one insert of a key: `false`, changing nothing, when the key cannot be present.
+    /// Removes one insert of a key: `false`, changing nothing, when the key cannot be present
+    /// (one of its counters is zero); `true` when it may have been present and one insert of
+    /// it was removed (each of its counters lowered by 1, except saturated ones, which stay).
+    ///
+    /// Safe only for a key that was inserted and not yet removed as often as it was inserted:
+    /// then no other inserted key is lost. Removing a key that was never inserted but passes
+    /// the filter (a false positive, so `true` here) decrements counters other keys rely on
+    /// and can make inserted keys answer "no". `true` does not mean the key was a member.
+    ///
+    /// In tests, keep a shadow count of what was inserted and remove only what it holds:
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use linebloom::CountingBlockedBloom;
+    ///
+    /// let mut filter = CountingBlockedBloom::with_fpr(1_000, 0.01)?;
+    /// let mut inserted: HashMap<u64, u32> = HashMap::new();
+    /// for key in [1u64, 2, 2, 3] {
+    ///     filter.insert(&key);
+    ///     *inserted.entry(key).or_default() += 1;
+    /// }
+    /// for key in [2u64, 3, 2] {
+    ///     let held = inserted.get_mut(&key).filter(|n| **n > 0);
+    ///     *held.expect("removing a key that is not in the filter") -= 1;
+    ///     assert!(filter.remove(&key));
+    /// }
+    /// assert!(filter.contains(&1u64));
+    /// # Ok::<(), linebloom::Error>(())
+    /// ```
     pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> bool {
         self.remove_hash(key.hash_with_seed(self.seed))
+    }
+
+    /// Removes one insert of a key only if that can be done exactly: `Ok(())` when each of
+    /// the key's counters was between 1 and 14 and is now 1 lower; otherwise the filter is
+    /// unchanged and the error says why ([`RemoveRefused::Absent`]: a counter is zero, the key
+    /// cannot be present; [`RemoveRefused::Saturated`]: a counter is stuck at 15).
+    ///
+    /// What it guarantees: it never lowers a saturated counter nor one at zero, and when it
+    /// succeeds on a key that was inserted, it takes away exactly what one insert of that key
+    /// added (a counter below 15 has never saturated, so that insert raised it by 1). Where
+    /// [`remove`](Self::remove) meets a saturated counter it leaves it at 15 and lowers the
+    /// others, which is safe but leaves the key's trace: `Saturated` tells the caller so (the
+    /// key may keep reading present; `remove` is still the right call for a member).
+    ///
+    /// What it cannot guarantee: that the key was inserted. A false positive whose counters
+    /// are all between 1 and 14 is accepted like a member, with the same hazard as
+    /// [`remove`](Self::remove): remove only keys that were inserted.
+    ///
+    /// ```
+    /// use linebloom::CountingBlockedBloom;
+    /// use linebloom::counting::RemoveRefused;
+    ///
+    /// let mut filter = CountingBlockedBloom::with_fpr(1_000, 0.01)?;
+    /// filter.insert("apple");
+    /// assert_eq!(filter.remove_exact("apple"), Ok(()));
+    /// assert_eq!(filter.remove_exact("apple"), Err(RemoveRefused::Absent));
+    ///
+    /// for _ in 0..20 {
+    ///     filter.insert("hot"); // its counters saturate at 15
+    /// }
+    /// assert_eq!(filter.remove_exact("hot"), Err(RemoveRefused::Saturated));
+    /// assert!(filter.remove("hot")); // lowers nothing saturated: safe for a member
+    /// # Ok::<(), linebloom::Error>(())
+    /// ```
+    pub fn remove_exact<K: Key + ?Sized>(
+        &mut self,
+        key: &K,
+    ) -> std::result::Result<(), RemoveRefused> {
+        self.remove_hash_exact(key.hash_with_seed(self.seed))
     }
 
     /// Adds a pre-hashed key: 1 more in each of its counters, except those saturated at 15.
@@ -366,6 +458,10 @@ impl CountingBlockedBloom {
     /// Removes one insert of a pre-hashed key: 1 less in each of its counters that is not
     /// saturated. `false`, changing nothing, when one of its counters is zero (the key cannot
     /// be present).
+    ///
+    /// Safe only for a key that was inserted and not yet removed as often as it was inserted;
+    /// removing a never-inserted key that passes the filter (a false positive) can make
+    /// inserted keys answer "no". See [`remove`](Self::remove).
     #[inline]
     pub fn remove_hash(&mut self, hash: u64) -> bool {
         let k = self.hashes;
@@ -379,6 +475,28 @@ impl CountingBlockedBloom {
         }
         store(line, value - (inc & !saturated(value)));
         true
+    }
+
+    /// [`remove_exact`](Self::remove_exact) for a pre-hashed key: 1 less in each of its
+    /// counters when all are between 1 and 14, else no change and the reason. Like
+    /// [`remove_hash`](Self::remove_hash), safe only for a key that was inserted.
+    #[inline]
+    pub fn remove_hash_exact(&mut self, hash: u64) -> std::result::Result<(), RemoveRefused> {
+        let k = self.hashes;
+        let Some(line) = line_for_mut(&mut self.lines, hash) else {
+            return Err(RemoveRefused::Absent);
+        };
+        let value = load(line);
+        let inc = increments(hash, k);
+        if !all_present(value, inc) {
+            return Err(RemoveRefused::Absent);
+        }
+        if !(saturated(value) & inc).simd_eq(u64x8::ZERO).all() {
+            return Err(RemoveRefused::Saturated);
+        }
+        // Every counter of the key is in 1..=14: a plain subtraction, no borrow.
+        store(line, value - inc);
+        Ok(())
     }
 
     /// Inserts many pre-hashed keys, with each line prefetched a few keys ahead.
@@ -523,6 +641,36 @@ impl Filter for CountingBlockedBloom {
         CountingBlockedBloom::expected_fpr(self, items)
     }
 }
+
+/// Why [`CountingBlockedBloom::remove_exact`] changed nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RemoveRefused {
+    /// One of the key's counters is zero: the key cannot be present (never inserted, or
+    /// removed as often as it was inserted).
+    Absent,
+    /// None of the key's counters is zero but one is saturated at 15, whose true count is
+    /// lost: the remove cannot be exact. [`CountingBlockedBloom::remove`] would leave that
+    /// counter at 15 and lower the others, which is safe for a key that was inserted.
+    Saturated,
+}
+
+impl std::fmt::Display for RemoveRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RemoveRefused::Absent => write!(
+                f,
+                "the key cannot be present (one of its counters is 0): nothing was removed"
+            ),
+            RemoveRefused::Saturated => write!(
+                f,
+                "one of the key's counters is saturated at {COUNTER_MAX}, so the remove cannot \
+                 be exact: nothing was removed"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RemoveRefused {}
 
 /// Keys between a line's prefetch and its use in the batched forms.
 const AHEAD: usize = 16;

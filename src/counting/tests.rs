@@ -274,3 +274,231 @@ fn the_model_against_the_issue_simulation() {
         );
     }
 }
+
+/// A fixed-seed stream of pseudo-random numbers (`mix64` of a counter: a bijection, so no
+/// cycle shorter than 2^64).
+struct Stream(u64);
+
+impl Stream {
+    fn next(&mut self) -> u64 {
+        self.0 += 1;
+        mix64(self.0 ^ 0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// A number in `0..n`.
+    fn below(&mut self, n: usize) -> usize {
+        reduce(self.next(), n)
+    }
+}
+
+/// Inserts and removes of members only (each key removed at most as often as it was
+/// inserted), in random order and interleaved, checked against a shadow multiset: every key
+/// still held answers yes. Returns the most counters saturated at once, and how many exact
+/// removes were accepted and refused for a saturated counter.
+fn members_only(
+    mut f: CountingBlockedBloom,
+    keys: usize,
+    hot: usize,
+    seed: u64,
+) -> (u64, u32, u32) {
+    let mut rng = Stream(seed << 32);
+    let mut held: HashMap<u64, u32> = HashMap::new();
+    // One entry per insert not yet removed; removing a random entry removes keys in random
+    // order, each at most as often as it was inserted.
+    let mut copies: Vec<u64> = Vec::new();
+    let insert =
+        |f: &mut CountingBlockedBloom, held: &mut HashMap<u64, u32>, c: &mut Vec<u64>, h| {
+            f.insert_hash(h);
+            *held.entry(h).or_default() += 1;
+            c.push(h);
+        };
+    let lost = |f: &CountingBlockedBloom, held: &HashMap<u64, u32>| {
+        held.iter()
+            .filter(|&(&h, &n)| n > 0 && !f.contains_hash(h))
+            .count()
+    };
+    // Half the keys, every third twice, and `hot` keys 20 to 40 times each.
+    for i in 0..keys as u64 / 2 {
+        let h = rng.next();
+        insert(&mut f, &mut held, &mut copies, h);
+        if i % 3 == 0 {
+            insert(&mut f, &mut held, &mut copies, h);
+        }
+    }
+    for _ in 0..hot {
+        let h = rng.next();
+        for _ in 0..20 + rng.below(21) {
+            insert(&mut f, &mut held, &mut copies, h);
+        }
+    }
+    let mut most_saturated = f.saturated_counters();
+    // Then more keys inserted while removes run, two removes for each insert.
+    let (mut exact, mut stuck) = (0u32, 0u32);
+    for step in 0..keys as u64 {
+        if step % 3 == 0 {
+            let h = rng.next();
+            insert(&mut f, &mut held, &mut copies, h);
+        } else if !copies.is_empty() {
+            let h = copies.swap_remove(rng.below(copies.len()));
+            *held.get_mut(&h).unwrap() -= 1;
+            // Half through the exact remove, falling back to `remove` where it is refused for a
+            // saturated counter (never for a zero one: the key is held).
+            if step % 2 == 0 {
+                match f.remove_hash_exact(h) {
+                    Ok(()) => exact += 1,
+                    Err(RemoveRefused::Saturated) => {
+                        stuck += 1;
+                        assert!(f.remove_hash(h));
+                    }
+                    Err(RemoveRefused::Absent) => panic!("a held key {h:#x} read absent"),
+                }
+            } else {
+                assert!(f.remove_hash(h), "a held key {h:#x} was refused");
+            }
+        }
+        if step % 4096 == 0 {
+            most_saturated = most_saturated.max(f.saturated_counters());
+            assert_eq!(lost(&f, &held), 0, "step {step}");
+        }
+    }
+    assert_eq!(lost(&f, &held), 0);
+    // Removing everything left: a counter that never saturated counts exactly, so it returns
+    // to 0; a saturated one stays at 15. Nothing else can be left.
+    while let Some(h) = copies.pop() {
+        assert!(f.remove_hash(h));
+    }
+    for line in 0..f.num_lines() {
+        for j in 0..LINE_COUNTERS as usize {
+            let c = f.counter(line, j);
+            assert!(c == 0 || c == COUNTER_MAX, "line {line} counter {j} at {c}");
+        }
+    }
+    println!("{keys} keys, {hot} hot: {most_saturated} saturated, {exact} exact, {stuck} stuck");
+    (most_saturated, exact, stuck)
+}
+
+#[test]
+fn removing_members_only_loses_no_key() {
+    // Sized for the keys: saturation only where the hot keys are (50 keys of 6 counters, a
+    // few shared), so most exact removes succeed.
+    let f = CountingBlockedBloom::with_fpr(40_000, 0.01).unwrap();
+    let (saturated, exact, stuck) = members_only(f, 40_000, 50, 1);
+    assert!(saturated >= 250 && exact > 10_000 && stuck > 0);
+    // Overfull: 12,000 keys on 16 lines (about 40 inserts per counter at k = 8), so most
+    // counters saturate, many keys share every counter, and exact removes are refused.
+    let f = CountingBlockedBloom::with_lines(16, 8, 3).unwrap();
+    let (saturated, _, stuck) = members_only(f, 12_000, 20, 2);
+    assert!(saturated > 1_000 && stuck > 1_000);
+    // Between the two, no hot keys: about 8 inserts per counter, so some counters saturate
+    // by sharing alone.
+    for k in [1, 4, 6] {
+        let lines = (6_000 * k as usize).div_ceil(768);
+        let f = CountingBlockedBloom::with_lines(lines, k, 5).unwrap();
+        let (saturated, exact, stuck) = members_only(f, 6_000, 0, u64::from(k) + 10);
+        assert!(saturated > 0 && exact > 0 && stuck > 0, "k {k}");
+    }
+}
+
+#[test]
+fn non_member_removes_lose_inserted_keys() {
+    // The hazard the docs describe, measured: a remove of a key never inserted that reads
+    // present (a false positive) is accepted and lowers counters other keys rely on.
+    let n = 100_000u64;
+    let probes = 1_000_000u64;
+    let mut f = CountingBlockedBloom::with_fpr(n as usize, 0.01).unwrap();
+    for i in 0..n {
+        f.insert_hash(mix64(i));
+    }
+    let full = f.clone();
+    let model = f.expected_fpr(n);
+    let accepted = (0..probes)
+        .filter(|&i| f.remove_hash(mix64(i | 1 << 40)))
+        .count() as f64;
+    let lost = (0..n).filter(|&i| !f.contains_hash(mix64(i))).count();
+    println!("model {model}, accepted {accepted}, lost {lost}");
+    // Each accepted remove lowers the fill, so the rate falls below the model's as the
+    // removes go on; the bounds are loose on both sides.
+    let expected = model * probes as f64;
+    assert!(
+        accepted > 0.5 * expected && accepted < 1.1 * expected,
+        "accepted {accepted}, model {expected}"
+    );
+    assert!(lost > 1_000, "lost {lost}");
+
+    // `remove_exact` cannot tell a false positive from a member either: the same removes,
+    // refused exactly where a counter is zero or saturated, the rest accepted, keys lost.
+    let mut g = full;
+    let (mut ok, mut absent, mut saturated) = (0u64, 0u64, 0u64);
+    for i in 0..probes {
+        let h = mix64(i | 1 << 40);
+        let (line, before) = line_counters(&g, h);
+        let mine = counters_scalar(h, g.hashes());
+        let result = g.remove_hash_exact(h);
+        let (_, after) = line_counters(&g, h);
+        if mine.iter().any(|&c| before[c] == 0) {
+            assert_eq!(result, Err(RemoveRefused::Absent));
+            absent += 1;
+        } else if mine.iter().any(|&c| before[c] == COUNTER_MAX) {
+            assert_eq!(result, Err(RemoveRefused::Saturated));
+            saturated += 1;
+        } else {
+            assert_eq!(result, Ok(()));
+            ok += 1;
+        }
+        for j in 0..128 {
+            let want = before[j] - u8::from(result.is_ok() && mine.contains(&j));
+            assert_eq!(after[j], want, "line {line} counter {j}");
+        }
+    }
+    let lost_exact = (0..n).filter(|&i| !g.contains_hash(mix64(i))).count();
+    println!("exact: ok {ok}, absent {absent}, saturated {saturated}, lost {lost_exact}");
+    assert!(
+        ok as f64 > 0.5 * expected && (ok as f64) < 1.1 * expected,
+        "ok {ok}"
+    );
+    assert!(lost_exact > 1_000, "lost {lost_exact}");
+}
+
+#[test]
+fn remove_exact_undoes_one_insert_exactly() {
+    // Lines of every fill up to saturated: on success each of the key's counters is 1 lower
+    // and an insert restores the filter bit for bit; on refusal nothing changes.
+    for k in 1..=MAX_COUNTING_HASHES {
+        for keys in [40u64, 400, 4_000] {
+            let mut f = CountingBlockedBloom::with_lines(8, k, 0).unwrap();
+            for i in 0..keys {
+                f.insert_hash(mix64(i ^ u64::from(k) << 40));
+            }
+            let (mut ok, mut absent, mut saturated) = (0, 0, 0);
+            for i in 0..2_000u64 {
+                let h = mix64(i | 1 << 50);
+                let before = f.clone();
+                let (_, counters) = line_counters(&f, h);
+                let mine = counters_scalar(h, k);
+                match f.remove_hash_exact(h) {
+                    Ok(()) => {
+                        assert!(
+                            mine.iter()
+                                .all(|&c| (1..COUNTER_MAX).contains(&counters[c]))
+                        );
+                        f.insert_hash(h);
+                        assert_eq!(f, before);
+                        ok += 1;
+                    }
+                    Err(why) => {
+                        assert_eq!(f, before);
+                        let zero = mine.iter().any(|&c| counters[c] == 0);
+                        assert_eq!(why == RemoveRefused::Absent, zero);
+                        if zero { absent += 1 } else { saturated += 1 }
+                    }
+                }
+            }
+            if keys == 400 {
+                assert!(ok > 0 && absent > 0, "k {k}: {ok} ok, {absent} absent");
+            }
+            if keys == 4_000 && k >= 4 {
+                assert!(saturated > 0, "k {k}: none saturated");
+            }
+        }
+    }
+}
