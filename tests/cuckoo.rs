@@ -504,3 +504,94 @@ fn bad_parameters_are_errors() {
     assert!(f.contains_hashes(&[1, 2], &mut out).is_err());
     assert!(f.contains_hashes(&[1, 2, 3, 4], &mut out).is_err());
 }
+
+/// Removes of members only (each key at most as often as it was inserted), in random order and
+/// interleaved with inserts, at 90 % load on every width: against a shadow multiset, every key
+/// still held answers yes, and removing the rest empties the table.
+#[test]
+fn removing_members_only_loses_no_key() {
+    for width in WIDTHS {
+        let buckets = 10_000;
+        let mut filter = CuckooFilter::with_buckets(buckets, width, 9).unwrap();
+        let mut held: HashMap<u64, u32> = HashMap::new();
+        // One entry per insert not yet removed: taking a random one removes in random order.
+        let mut copies: Vec<u64> = Vec::new();
+        let mut fresh = hashes(u64::from(width) + 20, 100_000).into_iter();
+        let mut pick = 0u64;
+        let target = buckets * 4 * 9 / 10;
+        for step in 0..60_000usize {
+            // Insert while under the target load (every fourth key twice), else remove.
+            if copies.len() < target && step % 4 != 3 {
+                let h = fresh.next().unwrap();
+                for _ in 0..1 + usize::from(step % 4 == 0) {
+                    filter.insert_hash(h).unwrap();
+                    *held.entry(h).or_default() += 1;
+                    copies.push(h);
+                }
+            } else {
+                pick += 1;
+                let i = (mix64(pick) % copies.len() as u64) as usize;
+                let h = copies.swap_remove(i);
+                *held.get_mut(&h).unwrap() -= 1;
+                assert!(
+                    filter.remove_hash(h),
+                    "width {width}: a held key was refused"
+                );
+            }
+            if step % 5_000 == 0 {
+                let lost = held
+                    .iter()
+                    .filter(|&(&h, &n)| n > 0 && !filter.contains_hash(h))
+                    .count();
+                assert_eq!(lost, 0, "width {width}, step {step}");
+            }
+        }
+        assert_eq!(filter.len(), copies.len());
+        assert!(filter.load_factor() > 0.85, "width {width}");
+        println!("width {width}: {pick} removes of members, 0 lost");
+        assert!(
+            held.iter()
+                .all(|(&h, &n)| n == 0 || filter.contains_hash(h))
+        );
+        for h in copies {
+            assert!(filter.remove_hash(h));
+        }
+        assert!(filter.is_empty());
+        assert!(filter.table_bytes().iter().all(|&b| b == 0));
+    }
+}
+
+/// The hazard `CuckooFilter::remove` documents, measured: a remove of a key never inserted
+/// whose fingerprint matches a slot of its buckets (a false positive) is accepted and deletes
+/// another key's fingerprint, so inserted keys answer "no".
+#[test]
+fn non_member_removes_lose_inserted_keys() {
+    let n = 100_000;
+    let probes = 1_000_000;
+    let mut filter = CuckooFilter::builder(n)
+        .fingerprint_bits(8)
+        .seed(1)
+        .build()
+        .unwrap();
+    let keys = hashes(30, n);
+    for &h in &keys {
+        filter.insert_hash(h).unwrap();
+    }
+    let model = filter.expected_fpr(n as u64);
+    let accepted = hashes(31, probes)
+        .into_iter()
+        .filter(|&h| filter.remove_hash(h))
+        .count();
+    let lost = keys.iter().filter(|&&h| !filter.contains_hash(h)).count();
+    println!("model {model}, accepted {accepted}, lost {lost}");
+    // Each accepted remove takes one fingerprint out, so the rate falls as removes go on.
+    let expected = model * probes as f64;
+    assert!(
+        accepted as f64 > 0.3 * expected && (accepted as f64) < 1.1 * expected,
+        "accepted {accepted}, model {expected}"
+    );
+    assert_eq!(filter.len(), n - accepted);
+    // A lost key is one whose fingerprint was taken; one taken can still read present through
+    // another key's matching fingerprint.
+    assert!(lost > accepted / 2 && lost <= accepted, "lost {lost}");
+}
