@@ -12,7 +12,8 @@
 //!   `remove`, and below about 0.3 % FPR needs fewer bits than a Bloom filter; an insert can fail
 //!   with [`Error::Full`] (losing nothing) once the table is about 95 % full.
 //! - [`CountingBlockedBloom`], delete on one cache line: 4-bit counters in place of the
-//!   engine's bits. `remove` never makes an inserted key disappear (saturated counters stay).
+//!   engine's bits. Removing a key that was inserted never makes another inserted key disappear
+//!   (saturated counters stay).
 //! - [`ScalableBlockedBloom`], growth: a chain of blocked filters that grows as keys arrive,
 //!   its FPR under the target however far it grows.
 //! - [`SplitBlockBloom`], the Parquet layout: the split-block filters Parquet files carry
@@ -25,6 +26,15 @@
 //! All share the [`Filter`] trait (hash-level insert and lookup) and the format ([`format`](mod@format),
 //! [`AnyFilter`]); the first four the same constructors: `with_fpr(items, fpr)`,
 //! `with_bits_per_key(items, bits)` and a `builder`.
+//!
+//! Both filters with delete are safe only for removing keys that were inserted (and not yet
+//! removed as often as inserted). Removing a key that was never inserted but passes the filter
+//! (a false positive) decrements counters other keys rely on (counting), or deletes another
+//! key's matching fingerprint (cuckoo), and can make inserted keys answer "no"; no filter can
+//! tell such a key from a member, so only the caller can rule it out
+//! ([`counting`](mod@counting#remove-only-keys-that-were-inserted) measures it).
+//! [`CountingBlockedBloom::remove_exact`] refuses a remove it cannot make exactly (a saturated
+//! counter), but it cannot detect a false positive either.
 //!
 //! Keys are hashed with xxh3-64 and a per-filter seed ([`hash`]), except by the split-block
 //! filter, which hashes as Parquet does (XXH64, seed 0); engines that already hashed use the
