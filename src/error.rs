@@ -66,6 +66,10 @@ pub enum Error {
     NotFound(String),
     /// A server key that exists but is not a linebloom filter (or not one this version reads).
     Foreign(String),
+    /// A shared filter lost data on its server: a shard deleted, evicted, expired, truncated,
+    /// retyped, or replaced by another filter's. Its answers can no longer be trusted (a key it
+    /// held could read as "no"), so every request that touches such a shard is this error.
+    Damaged(String),
 }
 
 /// Shorthand for `std::result::Result<T, linebloom::Error>`.
@@ -146,6 +150,7 @@ impl fmt::Display for Error {
             Error::Server(why) => write!(f, "server error: {why}"),
             Error::NotFound(why) => write!(f, "not found: {why}"),
             Error::Foreign(why) => write!(f, "not a linebloom filter: {why}"),
+            Error::Damaged(why) => write!(f, "shared filter damaged: {why}"),
         }
     }
 }

@@ -77,7 +77,7 @@ impl From<linebloom::Error> for Failure {
     fn from(e: linebloom::Error) -> Self {
         use linebloom::Error::*;
         match e {
-            Io(_) | Full | Server(_) => Failure::other(e),
+            Io(_) | Full | Server(_) | Damaged(_) => Failure::other(e),
             _ => Failure::usage(e),
         }
     }

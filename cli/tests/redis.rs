@@ -144,9 +144,10 @@ fn wrong_keys_missing_filters_and_unreachable_servers_are_errors() {
     RedisBlockedBloom::builder(10).create(&url, "f").unwrap();
     server.command(&["DEL", "f:{f:0}"]);
     server.command(&["LPUSH", "f:{f:0}", "x"]);
-    let e = RedisBlockedBloom::open(&url, "f").err().unwrap();
+    let mut f = RedisBlockedBloom::open(&url, "f").unwrap();
+    let e = f.contains_hash(1).err().unwrap();
     assert!(
-        matches!(e, Error::Foreign(_)) && e.to_string().contains("list"),
+        matches!(e, Error::Damaged(_)) && e.to_string().contains("list"),
         "{e}"
     );
     // Bad names and URLs.

@@ -170,6 +170,15 @@ impl Conn {
         })
     }
 
+    /// Drops the connection, so the next request connects again: after a failed request whose
+    /// pipelined replies may not all have been read.
+    pub fn reset(&mut self) {
+        match &mut self.link {
+            Link::Single(_, con) => *con = None,
+            Link::Cluster(_, con) => **con = None,
+        }
+    }
+
     /// Whether the servers form a cluster.
     pub fn is_cluster(&self) -> bool {
         matches!(self.link, Link::Cluster(..))

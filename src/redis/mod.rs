@@ -12,10 +12,13 @@
 //! # Keys on the server
 //! - `NAME`: a hash whose field `linebloom` holds the parameters (written once, with `HSETNX`,
 //!   so every client that opens the filter agrees on them).
-//! - `NAME:{NAME:i}` for shard `i` in `0..shards`: a string of `lines_per_shard * 64` bytes.
-//!   The hash tags differ per shard, so Redis Cluster spreads the shards over its nodes; a
-//!   string holds at most 512 MiB, so larger filters need more shards. A key's line is chosen
-//!   over all the filter's lines; the shards laid end to end are one blocked filter.
+//!   The text ends with a checksum and holds the filter's random id: an edited config is
+//!   refused.
+//! - `NAME:{NAME:i}` for shard `i` in `0..shards`: a string of `lines_per_shard * 64` bytes of
+//!   lines and a 64-byte trailer (the filter id, the config's checksum, the shard's index). The
+//!   hash tags differ per shard, so Redis Cluster spreads the shards over its nodes; a string
+//!   holds at most 512 MiB, so larger filters need more shards. A key's line is chosen over all
+//!   the filter's lines; the shards' lines laid end to end are one blocked filter.
 //!
 //! # Failures
 //! A server that cannot be reached, or goes away during a request, is an
@@ -24,6 +27,16 @@
 //! once); only the "was it new" answers of a retried insert may say "not new" for a key the
 //! failed attempt stored. The connection is made again on the next call, so a server that comes
 //! back is used without reopening the filter.
+//!
+//! A server that keeps answering but lost the filter's data (a shard deleted, expired, evicted,
+//! truncated, retyped, renamed, or a cluster node restarted empty) is an [`Error::Damaged`],
+//! never a "no": every request reads, in the same round trip and after its data, the trailer of
+//! each shard it touches, and any difference fails the request. A write into a lost shard makes
+//! a short string without a trailer, so the damage stays visible to every later request until
+//! the filter is dropped ([`RedisBlockedBloom::delete`]) and built again. Run the servers with
+//! `maxmemory-policy noeviction` (or a `volatile-*` policy: linebloom sets no TTL);
+//! [`RedisBlockedBloom::warnings`] names settings that can evict the filter, and a create that
+//! the servers' `maxmemory` cannot hold is refused before anything is written.
 //!
 //! ```no_run
 //! use linebloom::redis::RedisBlockedBloom;
@@ -40,9 +53,12 @@
 //! ```
 
 mod conn;
+mod health;
 mod layout;
 #[cfg(test)]
 mod tests;
+
+use std::time::Duration;
 
 use redis::{Cmd, Value};
 
@@ -54,7 +70,8 @@ use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key};
 use crate::model;
 use conn::Conn;
-use layout::{CONFIG_FIELD, Params, check_name, shard_key};
+pub use health::{NodeMemory, ShardProblem, ShardState};
+use layout::{CONFIG_FIELD, Params, TRAILER_BYTES, check_name, shard_key};
 pub use layout::{MAX_SHARD_BYTES, MAX_SHARDS};
 
 /// Keys per `BITFIELD` / `BITFIELD_RO` command of a batch.
@@ -83,9 +100,13 @@ pub struct RedisBlockedBloom {
     name: String,
     params: Params,
     shard_keys: Vec<String>,
+    /// Each shard's trailer, as the server must hold it.
+    trailers: Vec<[u8; TRAILER_BYTES as usize]>,
     lookup: LookupMethod,
     /// Scratch for bit offsets, kept between calls.
     offsets: Vec<u64>,
+    /// Scratch: the shards a round trip touches (all false between round trips).
+    touched: Vec<bool>,
 }
 
 /// The parameters of a shared filter to create: sizing as for [`BlockedBloom`], plus the
@@ -114,31 +135,50 @@ impl RedisBlockedBloomBuilder {
     /// several comma-separated seed nodes of a cluster), or opens it when it exists with the
     /// same parameters (its bits are kept). Another filter of that name with other parameters
     /// is an [`Error::Incompatible`]; a key of that name that is not a linebloom filter an
-    /// [`Error::Foreign`].
+    /// [`Error::Foreign`]; shard keys left by an earlier filter of that name (whose config is
+    /// gone) an [`Error::Incompatible`], never reused.
+    ///
+    /// A new filter that the servers' `maxmemory` cannot hold is refused before anything is
+    /// written ([`Error::Server`] with the figures); a create that fails part way (the server
+    /// out of memory, a connection lost) removes what it wrote.
     pub fn create(self, urls: &str, name: &str) -> Result<RedisBlockedBloom> {
         check_name(name)?;
         let params = Params::new(self.items, self.sizing, self.hashes, self.seed, self.shards)?;
         let mut conn = Conn::open(urls)?;
-        check_config_type(&mut conn, name)?;
+        if !check_config_type(&mut conn, name)? {
+            // A server that refuses `INFO` (an ACL without +info) skips this check; the undo
+            // below still leaves nothing behind.
+            if let Some(nodes) = server_memory(&mut conn) {
+                let servers = if conn.is_cluster() {
+                    "the cluster's primaries"
+                } else {
+                    "the server"
+                };
+                health::check_room(&nodes, params.shards, params.shard_len(), servers)?;
+            }
+        }
+        let config = params.encode();
         let created = conn.query(
             redis::cmd("HSETNX")
                 .arg(name)
                 .arg(CONFIG_FIELD)
-                .arg(params.encode()),
+                .arg(&config),
         )?;
-        if created != Value::Int(1) {
-            let existing = read_config(&mut conn, name)?;
-            if existing != params {
-                return Err(Error::Incompatible(format!(
-                    "{name:?} exists with {}; this create asks for {}",
-                    existing.encode(),
-                    params.encode()
-                )));
-            }
+        if created == Value::Int(1) {
+            let mut filter = RedisBlockedBloom::with_params(conn, name, params);
+            filter.allocate(&config)?;
+            return Ok(filter);
         }
-        let mut filter = RedisBlockedBloom::with_params(conn, name, params);
-        filter.check_shards()?;
-        filter.allocate()?;
+        let existing = read_config(&mut conn, name)?;
+        if !existing.same_shape(&params) {
+            return Err(Error::Incompatible(format!(
+                "{name:?} exists with {}; this create asks for {}",
+                existing.encode(),
+                params.encode()
+            )));
+        }
+        let mut filter = RedisBlockedBloom::with_params(conn, name, existing);
+        filter.await_shards()?;
         Ok(filter)
     }
 }
@@ -156,82 +196,285 @@ impl RedisBlockedBloom {
     }
 
     /// Opens the existing filter `name`: [`Error::NotFound`] when there is none,
-    /// [`Error::Foreign`] when the key holds something else.
+    /// [`Error::Foreign`] when the key holds something else or its config was edited. The
+    /// shards are checked by every request that touches them ([`Error::Damaged`]), and all at
+    /// once by [`Self::verify`].
     pub fn open(urls: &str, name: &str) -> Result<Self> {
         check_name(name)?;
         let mut conn = Conn::open(urls)?;
         if !check_config_type(&mut conn, name)? {
+            let shard0 = shard_key(name, 0);
+            let left = conn.query(&cmd1("EXISTS", &shard0))? == Value::Int(1);
+            let why = if left {
+                format!(
+                    "; its shard key {shard0:?} exists, so the config was deleted or evicted \
+                     (drop the filter and insert its keys again)"
+                )
+            } else {
+                " (create it first)".to_owned()
+            };
             return Err(Error::NotFound(format!(
-                "no linebloom filter named {name:?} at {urls} (create it first)"
+                "no linebloom filter named {name:?} at {urls}{why}"
             )));
         }
         let params = read_config(&mut conn, name)?;
-        let mut filter = Self::with_params(conn, name, params);
-        filter.check_shards()?;
-        Ok(filter)
+        Ok(Self::with_params(conn, name, params))
+    }
+
+    /// Deletes the filter `name`: its shards and its config. A filter whose config is gone or
+    /// edited is found through its first shard's trailer. Returns how many keys were deleted
+    /// ([`Error::NotFound`] when there was nothing of that name; [`Error::Foreign`] when the
+    /// key is not a linebloom filter's, which is left alone).
+    pub fn delete(urls: &str, name: &str) -> Result<u64> {
+        check_name(name)?;
+        let mut conn = Conn::open(urls)?;
+        let has_config = check_config_type(&mut conn, name)?;
+        let mut shards = 0u64;
+        if has_config {
+            let text = match conn.query(redis::cmd("HGET").arg(name).arg(CONFIG_FIELD))? {
+                Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
+                _ => {
+                    return Err(Error::Foreign(format!(
+                        "key {name:?} is a hash without a {CONFIG_FIELD:?} field (left alone)"
+                    )));
+                }
+            };
+            shards = layout::shard_count_of(&text).unwrap_or(0);
+        }
+        let shard0 = shard_key(name, 0);
+        let tail = conn.query(redis::cmd("GETRANGE").arg(&shard0).arg(-64).arg(-1));
+        if let Ok(Value::BulkString(bytes)) = tail {
+            shards = shards.max(u64::from(layout::trailer_shards(&bytes).unwrap_or(0)));
+        }
+        if !has_config && shards == 0 {
+            return Err(Error::NotFound(format!(
+                "no linebloom filter named {name:?} at {urls}"
+            )));
+        }
+        let mut batch = conn.batch();
+        for i in 0..shards.max(1) {
+            batch.command("DEL", &shard_key(name, i as usize), 0);
+        }
+        batch.command("DEL", name, 0);
+        let mut deleted = 0;
+        for reply in conn.run(batch)? {
+            deleted += int_of(&reply)?;
+        }
+        Ok(deleted)
     }
 
     fn with_params(conn: Conn, name: &str, params: Params) -> Self {
         let shard_keys = (0..params.shards as usize)
             .map(|i| shard_key(name, i))
             .collect();
+        let trailers = (0..params.shards).map(|i| params.trailer(i)).collect();
         Self {
             conn,
             name: name.to_owned(),
+            touched: vec![false; params.shards as usize],
             params,
             shard_keys,
+            trailers,
             lookup: LookupMethod::LineRead,
             offsets: Vec::new(),
         }
     }
 
-    /// Every shard key is a string (or not there yet) no longer than its lines.
-    fn check_shards(&mut self) -> Result<()> {
+    /// Writes a new filter's shards (zeros and their trailers) after its config `config` was
+    /// written. Shard keys that exist already belong to an earlier filter and are never
+    /// reused. On any failure the config and the shards this create wrote are removed.
+    fn allocate(&mut self, config: &str) -> Result<()> {
+        let mut exists = self.conn.batch();
+        for key in &self.shard_keys {
+            exists.command("EXISTS", key, 0);
+        }
+        let left =
+            self.conn.run(exists).and_then(|replies| {
+                replies.iter().position(|r| *r != Value::Int(0)).map_or(Ok(()), |i| {
+                Err(Error::Incompatible(format!(
+                    "shard key {:?} exists already, left by an earlier filter named {:?} whose \
+                     config is gone; drop it (`linebloom redis drop`) or choose another name",
+                    self.shard_keys[i], self.name
+                )))
+            })
+            });
+        if let Err(e) = left {
+            return Err(self.undo(e, config, false));
+        }
+        // `SETRANGE` past a string's end pads it with zeros: one command per shard makes the
+        // whole string, lines zero and trailer in place.
+        let at = self.params.lines_bytes();
+        let mut batch = self.conn.batch();
+        for (key, trailer) in self.shard_keys.iter().zip(&self.trailers) {
+            batch.command("SETRANGE", key, 2);
+            batch.arg_u64(at);
+            batch.arg(trailer);
+        }
+        match self.conn.run(batch) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.undo(e, config, true)),
+        }
+    }
+
+    /// Removes what a failed create wrote: its shards when `shards` (they did not exist before
+    /// it), and its config when the config still holds `config`. Returns `e` saying so.
+    fn undo(&mut self, e: Error, config: &str, shards: bool) -> Error {
+        self.conn.reset();
+        let mut batch = self.conn.batch();
+        if shards {
+            for key in &self.shard_keys {
+                batch.command("DEL", key, 0);
+            }
+        }
+        let result = self.conn.run(batch).and_then(|_| {
+            let held = self
+                .conn
+                .query(redis::cmd("HGET").arg(&self.name).arg(CONFIG_FIELD))?;
+            if held == Value::BulkString(config.as_bytes().to_vec()) {
+                self.conn.query(&cmd1("DEL", &self.name))?;
+            }
+            Ok(())
+        });
+        let note = match result {
+            Ok(()) => "; the create was undone, nothing of it is left on the server".to_owned(),
+            Err(undo) => format!(
+                "; undoing the create failed too ({undo}): drop the filter \
+                 (`linebloom redis drop`) before creating it again"
+            ),
+        };
+        with_note(e, &note)
+    }
+
+    /// Waits (up to about 2 s) for the shards of a filter that another client is creating;
+    /// any other problem, or shards still missing then, is [`Error::Damaged`].
+    fn await_shards(&mut self) -> Result<()> {
+        for attempt in 0..20 {
+            let problems = self.shard_problems()?;
+            let creating = problems.iter().all(|p| p.state == ShardState::Missing);
+            if problems.is_empty() {
+                return Ok(());
+            }
+            if !creating || attempt == 19 {
+                return Err(self.damage(&problems));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    /// Checks every shard (type, length, trailer): [`Error::Damaged`] naming the first
+    /// problem and how many there are.
+    pub fn verify(&mut self) -> Result<()> {
+        let problems = self.shard_problems()?;
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(self.damage(&problems))
+        }
+    }
+
+    /// Every shard that is missing, of another type or length, or has another trailer.
+    pub fn shard_problems(&mut self) -> Result<Vec<ShardProblem>> {
         // STRLEN of a key of another type is a WRONGTYPE error that fails the batch: ask TYPE
-        // alone first, so the message names the key.
+        // first, then read only the strings.
         let mut types = self.conn.batch();
         for key in &self.shard_keys {
             types.command("TYPE", key, 0);
         }
         let replies = self.conn.run(types)?;
-        for (key, reply) in self.shard_keys.iter().zip(&replies) {
-            let kind = status_text(reply);
-            if kind != "string" && kind != "none" {
-                return Err(Error::Foreign(format!(
-                    "shard key {key:?} holds a {kind}, not a string of filter lines"
-                )));
-            }
+        let mut problems = Vec::new();
+        let mut strings = Vec::new();
+        for (i, reply) in replies.iter().enumerate() {
+            let state = match status_text(reply) {
+                "string" => {
+                    strings.push(i);
+                    continue;
+                }
+                "none" => ShardState::Missing,
+                other => ShardState::WrongType(other.to_owned()),
+            };
+            problems.push(self.problem(i, state));
         }
-        let mut lens = self.conn.batch();
-        for key in &self.shard_keys {
-            lens.command("STRLEN", key, 0);
+        let (start, expected) = (self.params.lines_bytes(), self.params.shard_len());
+        let mut reads = self.conn.batch();
+        for &i in &strings {
+            reads.command("STRLEN", &self.shard_keys[i], 0);
+            reads.command("GETRANGE", &self.shard_keys[i], 2);
+            reads.arg_u64(start);
+            reads.arg_u64(expected - 1);
         }
-        let max = self.shard_bytes();
-        for (key, reply) in self.shard_keys.iter().zip(self.conn.run(lens)?) {
-            let len = int_of(&reply)?;
-            if len > max {
-                return Err(Error::Foreign(format!(
-                    "shard key {key:?} holds {len} bytes, more than the filter's {max}"
-                )));
-            }
+        let replies = self.conn.run(reads)?;
+        for (&i, pair) in strings.iter().zip(replies.chunks(2)) {
+            let bytes = int_of(&pair[0])?;
+            let state = if bytes != expected {
+                ShardState::Length { bytes, expected }
+            } else {
+                match self.params.trailer_mismatch(i as u32, bulk_bytes(&pair[1])) {
+                    None => continue,
+                    Some(why) => ShardState::Trailer(why),
+                }
+            };
+            problems.push(self.problem(i, state));
         }
-        Ok(())
+        problems.sort_by_key(|p| p.shard);
+        Ok(problems)
     }
 
-    /// Gives every shard its full length at once (zeros), so inserts never grow a string:
-    /// `BITFIELD key INCRBY u1 LAST 0` extends a shorter string with zeros and leaves every
-    /// bit as it is, so it is safe to run while other clients insert.
-    fn allocate(&mut self) -> Result<()> {
-        let last = self.shard_bytes() * 8 - 1;
-        let mut batch = self.conn.batch();
-        for key in &self.shard_keys {
-            batch.command("BITFIELD", key, 4);
-            batch.arg(b"INCRBY");
-            batch.arg(b"u1");
-            batch.arg_u64(last);
-            batch.arg(b"0");
+    fn problem(&self, shard: usize, state: ShardState) -> ShardProblem {
+        ShardProblem {
+            shard: shard as u32,
+            key: self.shard_keys[shard].clone(),
+            state,
         }
-        self.conn.run(batch).map(drop)
+    }
+
+    /// The error for `problems`, with the servers' eviction policy when it explains them.
+    fn damage(&mut self, problems: &[ShardProblem]) -> Error {
+        let hint = server_memory(&mut self.conn)
+            .map(|nodes| health::eviction_warnings(&nodes))
+            .and_then(|w| w.into_iter().next());
+        health::damaged(&self.name, problems, hint)
+    }
+
+    /// What a failed request becomes: the connection is made again (replies of a pipelined
+    /// round trip may be unread), and a refused command (a shard of another type) or a
+    /// trailer that differs is explained by checking every shard.
+    fn failed(&mut self, e: Error) -> Error {
+        self.conn.reset();
+        if !matches!(e, Error::Server(_) | Error::Damaged(_)) {
+            return e;
+        }
+        match self.shard_problems() {
+            Ok(problems) if !problems.is_empty() => self.damage(&problems),
+            _ => e,
+        }
+    }
+
+    /// Settings of the servers that put the filter at risk: an eviction policy that can evict
+    /// its keys, a TTL on one of them. Empty when none is found (a server that refuses `INFO`
+    /// to this user is not checked for its policy).
+    pub fn warnings(&mut self) -> Result<Vec<String>> {
+        let mut warnings = server_memory(&mut self.conn)
+            .map(|nodes| health::eviction_warnings(&nodes))
+            .unwrap_or_default();
+        let mut ttls = self.conn.batch();
+        ttls.command("PTTL", &self.name, 0);
+        for key in &self.shard_keys {
+            ttls.command("PTTL", key, 0);
+        }
+        let keys = std::iter::once(&self.name).chain(&self.shard_keys);
+        for (key, reply) in keys.zip(self.conn.run(ttls)?) {
+            if let Value::Int(ms) = reply
+                && ms >= 0
+            {
+                warnings.push(format!(
+                    "key {key:?} expires in {} s (a TTL was set on it): run PERSIST on it, or \
+                     the filter is lost when it expires",
+                    (ms as u64).div_ceil(1000)
+                ));
+            }
+        }
+        Ok(warnings)
     }
 
     /// The filter's name on the server.
@@ -277,10 +520,6 @@ impl RedisBlockedBloom {
     /// Whether the servers form a cluster.
     pub fn is_cluster(&self) -> bool {
         self.conn.is_cluster()
-    }
-
-    fn shard_bytes(&self) -> u64 {
-        self.params.lines_per_shard * LINE_BYTES
     }
 
     /// A key's hash under this filter's seed (what the `*_hash` methods take).
@@ -360,8 +599,19 @@ impl RedisBlockedBloom {
     /// keys (`SET u1 p 1` fields for `BITFIELD`, `GET u1 p` for `BITFIELD_RO`), one round trip
     /// per [`KEYS_PER_ROUND_TRIP`] keys, and calls `answer` with whether all of each key's
     /// returned bits were set, and its index. Each round trip is sent before the previous
-    /// one's replies are read, so the client encodes while the server works.
+    /// one's replies are read, so the client encodes while the server works; each ends with
+    /// the trailers of the shards it touched, checked before any answer is given.
     fn bit_commands(
+        &mut self,
+        command: &str,
+        hashes: &[u64],
+        answer: impl FnMut(bool, usize),
+    ) -> Result<()> {
+        let result = self.bit_round_trips(command, hashes, answer);
+        result.map_err(|e| self.failed(e))
+    }
+
+    fn bit_round_trips(
         &mut self,
         command: &str,
         hashes: &[u64],
@@ -372,15 +622,70 @@ impl RedisBlockedBloom {
             let (batch, plan) = self.encode_bits(command, chunk, c * KEYS_PER_ROUND_TRIP);
             let sent = self.conn.send(batch)?;
             if let Some((sent, plan)) = pending.replace((sent, plan)) {
-                let replies = self.conn.receive(sent)?;
-                plan.answer(command, &replies, &mut answer)?;
+                self.answer_bits(command, sent, plan, &mut answer)?;
             }
         }
         if let Some((sent, plan)) = pending {
-            let replies = self.conn.receive(sent)?;
-            plan.answer(command, &replies, &mut answer)?;
+            self.answer_bits(command, sent, plan, &mut answer)?;
         }
         Ok(())
+    }
+
+    /// Reads one round trip of [`Self::bit_round_trips`]: the trailers first, then the answers.
+    fn answer_bits(
+        &mut self,
+        command: &str,
+        sent: conn::Sent,
+        plan: Plan,
+        answer: &mut impl FnMut(bool, usize),
+    ) -> Result<()> {
+        let replies = self.conn.receive(sent)?;
+        let data = self.check_trailers(command, &replies, plan.runs.len(), &plan.checked)?;
+        plan.answer(command, data, answer)
+    }
+
+    /// Adds a read of the trailer of every shard `touched` marks to `batch`, clearing the
+    /// marks, and returns those shards in the order of their reads.
+    fn add_trailer_reads(&mut self, batch: &mut conn::Batch) -> Vec<u32> {
+        let start = self.params.lines_bytes();
+        let mut checked = Vec::new();
+        for (shard, touched) in self.touched.iter_mut().enumerate() {
+            if std::mem::take(touched) {
+                batch.command("GETRANGE", &self.shard_keys[shard], 2);
+                batch.arg_u64(start);
+                batch.arg_u64(start + TRAILER_BYTES - 1);
+                checked.push(shard as u32);
+            }
+        }
+        checked
+    }
+
+    /// Checks a round trip's replies: `data` replies to its commands, then one trailer per
+    /// shard in `checked`, each exactly that shard's. Returns the data replies.
+    fn check_trailers<'r>(
+        &self,
+        command: &str,
+        replies: &'r [Value],
+        data: usize,
+        checked: &[u32],
+    ) -> Result<&'r [Value]> {
+        if replies.len() != data + checked.len() {
+            return Err(Error::Server(format!(
+                "{} replies to {} {command} commands and {} trailer reads",
+                replies.len(),
+                data,
+                checked.len()
+            )));
+        }
+        for (&shard, reply) in checked.iter().zip(&replies[data..]) {
+            if let Some(why) = self.params.trailer_mismatch(shard, bulk_bytes(reply)) {
+                return Err(Error::Damaged(format!(
+                    "{:?}: shard key {:?}: {why}",
+                    self.name, self.shard_keys[shard as usize]
+                )));
+            }
+        }
+        Ok(&replies[..data])
     }
 
     /// One round trip's commands for [`Self::bit_commands`], and how to read their replies.
@@ -400,6 +705,7 @@ impl RedisBlockedBloom {
         let (mut at, mut bit) = (0, 0);
         while at < order.len() {
             let shard = shard_of[at];
+            self.touched[shard] = true;
             let mut end = at;
             while end < order.len() && shard_of[end] == shard && end - at < KEYS_PER_COMMAND {
                 end += 1;
@@ -422,6 +728,7 @@ impl RedisBlockedBloom {
             runs.push(end);
             (at, bit) = (end, bit + bits);
         }
+        let checked = self.add_trailer_reads(&mut batch);
         let order = order.into_iter().map(|i| base + i).collect();
         (
             batch,
@@ -429,56 +736,97 @@ impl RedisBlockedBloom {
                 order,
                 counts,
                 runs,
+                checked,
             },
         )
     }
 
     /// Lookups by reading each key's line (`GETRANGE`, 64 bytes) and testing it here, one
-    /// round trip per [`KEYS_PER_ROUND_TRIP`] keys, overlapped as in `bit_commands`.
+    /// round trip per [`KEYS_PER_ROUND_TRIP`] keys, overlapped as in `bit_commands`, each
+    /// checking the trailers of the shards it touched.
     fn read_lines(&mut self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
-        let mut pending: Option<(conn::Sent, usize)> = None;
-        let mut finish = |conn: &mut Conn, sent, start: usize| -> Result<()> {
-            let replies = conn.receive(sent)?;
-            let end = start + replies.len();
-            for ((reply, &hash), found) in replies
-                .iter()
-                .zip(&hashes[start..end])
-                .zip(&mut found[start..end])
-            {
-                let bytes: &[u8] = match reply {
-                    Value::BulkString(b) => b,
-                    Value::Nil => &[],
-                    other => return Err(unexpected("GETRANGE", other)),
-                };
-                *found = line_from(bytes).test(lookup_mask_for(hash, self.params.hashes));
-            }
-            Ok(())
-        };
+        let result = self.line_round_trips(hashes, found);
+        result.map_err(|e| self.failed(e))
+    }
+
+    fn line_round_trips(&mut self, hashes: &[u64], found: &mut [bool]) -> Result<()> {
+        let mut pending: Option<(conn::Sent, usize, Vec<u32>)> = None;
         for (c, chunk) in hashes.chunks(KEYS_PER_ROUND_TRIP).enumerate() {
             let mut batch = self.conn.batch();
             for &hash in chunk {
                 let (shard, line) = self.params.locate(hash);
+                self.touched[shard] = true;
                 let start = line * LINE_BYTES;
                 batch.command("GETRANGE", &self.shard_keys[shard], 2);
                 batch.arg_u64(start);
                 batch.arg_u64(start + LINE_BYTES - 1);
             }
+            let checked = self.add_trailer_reads(&mut batch);
             let sent = self.conn.send(batch)?;
-            if let Some((sent, start)) = pending.replace((sent, c * KEYS_PER_ROUND_TRIP)) {
-                finish(&mut self.conn, sent, start)?;
+            let start = c * KEYS_PER_ROUND_TRIP;
+            if let Some((sent, start, checked)) = pending.replace((sent, start, checked)) {
+                self.answer_lines(sent, start, &checked, hashes, found)?;
             }
         }
-        if let Some((sent, start)) = pending {
-            finish(&mut self.conn, sent, start)?;
+        if let Some((sent, start, checked)) = pending {
+            self.answer_lines(sent, start, &checked, hashes, found)?;
         }
         Ok(())
     }
 
-    /// Set bits and fill estimates, from one `BITCOUNT` per shard.
+    /// Reads one round trip of [`Self::line_round_trips`] whose first key is `start`.
+    fn answer_lines(
+        &mut self,
+        sent: conn::Sent,
+        start: usize,
+        checked: &[u32],
+        hashes: &[u64],
+        found: &mut [bool],
+    ) -> Result<()> {
+        let replies = self.conn.receive(sent)?;
+        let count = replies.len().saturating_sub(checked.len());
+        let lines = self.check_trailers("GETRANGE", &replies, count, checked)?;
+        let end = start + lines.len();
+        if end > hashes.len() {
+            return Err(Error::Server(format!(
+                "{} replies to GETRANGE",
+                lines.len()
+            )));
+        }
+        for ((reply, &hash), found) in lines
+            .iter()
+            .zip(&hashes[start..end])
+            .zip(&mut found[start..end])
+        {
+            // A shard whose trailer is in place holds every line whole.
+            let Value::BulkString(bytes) = reply else {
+                return Err(unexpected("GETRANGE", reply));
+            };
+            if bytes.len() != LINE_BYTES as usize {
+                return Err(Error::Damaged(format!(
+                    "{:?}: a line read {} bytes, not {LINE_BYTES}",
+                    self.name,
+                    bytes.len()
+                )));
+            }
+            *found = line_from(bytes).test(lookup_mask_for(hash, self.params.hashes));
+        }
+        Ok(())
+    }
+
+    /// Set bits and fill estimates, from one `BITCOUNT` per sound shard, and every shard's
+    /// problems ([`RedisStats::problems`]): a damaged filter is reported, not refused.
     pub fn stats(&mut self) -> Result<RedisStats> {
+        let problems = self.shard_problems()?;
         let mut batch = self.conn.batch();
-        for key in &self.shard_keys {
-            batch.command("BITCOUNT", key, 0);
+        let mut damaged = problems.iter().map(|p| p.shard as usize).peekable();
+        for (i, key) in self.shard_keys.iter().enumerate() {
+            if damaged.next_if_eq(&i).is_some() {
+                continue;
+            }
+            batch.command("BITCOUNT", key, 2);
+            batch.arg_u64(0);
+            batch.arg_u64(self.params.lines_bytes() - 1);
         }
         let mut ones = 0u64;
         for reply in self.conn.run(batch)? {
@@ -506,37 +854,40 @@ impl RedisBlockedBloom {
             created_items: p.items,
             sizing: p.sizing,
             cluster: self.is_cluster(),
+            problems,
         })
     }
 
     /// The whole filter as a local [`BlockedBloom`] (one `GET` per shard): it answers every
-    /// key as this filter does, and [`BlockedBloom::to_bytes`] writes it as a filter file.
+    /// key as this filter does, and [`BlockedBloom::to_bytes`] writes it as a filter file. A
+    /// damaged shard is an [`Error::Damaged`].
     pub fn export(&mut self) -> Result<BlockedBloom> {
+        let result = self.export_lines();
+        result.map_err(|e| self.failed(e))
+    }
+
+    fn export_lines(&mut self) -> Result<BlockedBloom> {
         let mut batch = self.conn.batch();
         for key in &self.shard_keys {
             batch.command("GET", key, 0);
         }
-        let shard_bytes = self.shard_bytes() as usize;
+        let lines_bytes = self.params.lines_bytes() as usize;
         let mut all = Vec::new();
         all.try_reserve_exact(self.size_bytes() as usize)
             .map_err(|_| Error::TooLarge {
                 items: self.params.items,
                 bits_per_key: self.num_bits() as f64 / self.params.items as f64,
             })?;
-        for (key, reply) in self.shard_keys.iter().zip(self.conn.run(batch)?) {
-            let bytes: &[u8] = match &reply {
-                Value::BulkString(b) => b,
-                Value::Nil => &[],
-                other => return Err(unexpected("GET", other)),
-            };
-            if bytes.len() > shard_bytes {
-                return Err(Error::Foreign(format!(
-                    "shard key {key:?} holds {} bytes, more than the filter's {shard_bytes}",
-                    bytes.len()
+        for (shard, reply) in self.conn.run(batch)?.iter().enumerate() {
+            let bytes = bulk_bytes(reply);
+            let trailer = bytes.get(lines_bytes..).unwrap_or_default();
+            if let Some(why) = self.params.trailer_mismatch(shard as u32, trailer) {
+                return Err(Error::Damaged(format!(
+                    "{:?}: shard key {:?}: {why}",
+                    self.name, self.shard_keys[shard]
                 )));
             }
-            all.extend_from_slice(bytes);
-            all.resize(all.len() + shard_bytes - bytes.len(), 0);
+            all.extend_from_slice(&bytes[..lines_bytes]);
         }
         let lines = crate::format::lines_from(&all)?;
         BlockedBloom::from_parts(lines, self.params.hashes, self.params.seed)
@@ -571,6 +922,8 @@ pub struct RedisStats {
     pub sizing: Sizing,
     /// Whether the servers form a cluster.
     pub cluster: bool,
+    /// The damaged shards (empty for a sound filter); their bits are not counted in `ones`.
+    pub problems: Vec<ShardProblem>,
 }
 
 /// How to read one round trip's `BITFIELD` replies: the keys in command order (their indices
@@ -579,6 +932,8 @@ struct Plan {
     order: Vec<usize>,
     counts: Vec<usize>,
     runs: Vec<usize>,
+    /// The shards whose trailers the round trip reads after its commands.
+    checked: Vec<u32>,
 }
 
 impl Plan {
@@ -632,7 +987,7 @@ fn by_shard(params: &Params, hashes: &[u64]) -> Vec<usize> {
     order.into_iter().map(|(_, i)| i).collect()
 }
 
-/// A 64-byte line from a `GETRANGE` reply, zeros past its end (a shard not yet allocated).
+/// A 64-byte line from a `GETRANGE` reply (zeros past the end of a shorter one).
 fn line_from(bytes: &[u8]) -> Line {
     let mut line = Line::ZERO;
     let n = bytes.len().min(LINE_BYTES as usize);
@@ -668,6 +1023,33 @@ fn read_config(conn: &mut Conn, name: &str) -> Result<Params> {
             "key {name:?} is a hash without a {CONFIG_FIELD:?} field"
         ))),
         other => Err(unexpected("HGET", &other)),
+    }
+}
+
+/// The servers' memory from `INFO memory`, or `None` when it cannot be had (a user without
+/// `+info`, a reply without the fields).
+fn server_memory(conn: &mut Conn) -> Option<Vec<NodeMemory>> {
+    let reply = conn.query(redis::cmd("INFO").arg("memory")).ok()?;
+    health::parse_info(&reply)
+}
+
+/// The bytes of a string reply; none for a missing key (`Nil`) or any other reply.
+fn bulk_bytes(reply: &Value) -> &[u8] {
+    match reply {
+        Value::BulkString(b) => b,
+        _ => &[],
+    }
+}
+
+/// `e` with `note` appended to its message (for the variants that carry one).
+fn with_note(e: Error, note: &str) -> Error {
+    match e {
+        Error::Server(m) => Error::Server(m + note),
+        Error::Unavailable(m) => Error::Unavailable(m + note),
+        Error::Incompatible(m) => Error::Incompatible(m + note),
+        Error::Foreign(m) => Error::Foreign(m + note),
+        Error::Damaged(m) => Error::Damaged(m + note),
+        other => other,
     }
 }
 

@@ -64,7 +64,12 @@ fn config_text_round_trips_and_rejects_damage() {
     let text = p.encode();
     for bad in [
         String::new(),
-        text.replace("version=1", "version=2"),
+        text.replace("version=2", "version=1"),
+        // Any edit, even to a value in range, breaks the checksum.
+        text.replace("seed=7", "seed=8"),
+        text.replace("shards=4", "shards=2"),
+        text.replace(" check=", " x=1 check="),
+        text[..text.len() - 1].to_owned(),
         text.replace("scheme=", "scheme=9"),
         text.replace("shards=4", "shards=0"),
         text.replace("hashes=", "hashes=99"),
@@ -95,4 +100,31 @@ fn names_and_shard_keys() {
     assert!(check_name("").is_err());
     assert!(check_name("a{b}").is_err());
     assert_eq!(shard_key("seen", 2), "seen:{seen:2}");
+}
+
+#[test]
+fn trailers_name_their_filter_and_shard() {
+    let p = params(4);
+    let t = p.trailer(2);
+    assert_eq!(p.trailer_mismatch(2, &t), None);
+    let why = |shard, bytes: &[u8]| p.trailer_mismatch(shard, bytes).unwrap();
+    assert!(why(1, &t).contains("holds shard 2"), "{}", why(1, &t));
+    assert!(why(2, &[]).contains("missing"));
+    assert!(why(2, &t[..63]).contains("missing"));
+    assert!(why(2, &[0; 64]).contains("missing"));
+    // Another create of the same shape has another id.
+    let other = params(4);
+    assert_ne!(other.id, p.id);
+    assert!(why(2, &other.trailer(2)).contains("another filter"));
+    // Another config of the same id (edited and re-checksummed) differs too.
+    let edited = Params {
+        seed: 8,
+        ..p.clone()
+    };
+    assert!(why(2, &edited.trailer(2)).contains("config"));
+    let mut flipped = t;
+    flipped[30] ^= 1;
+    assert!(p.trailer_mismatch(2, &flipped).is_some());
+    assert_eq!(super::layout::trailer_shards(&t), Some(4));
+    assert_eq!(super::layout::shard_count_of(&p.encode()), Some(4));
 }

@@ -1,10 +1,12 @@
-//! `linebloom redis create|add|query|stats|export`: a blocked filter shared through Redis or
-//! Valkey (`linebloom::redis`), one command per key on a plain server.
+//! `linebloom redis create|add|query|stats|export|drop`: a blocked filter shared through Redis
+//! or Valkey (`linebloom::redis`), one command per key on a plain server.
 //!
 //! Every failure to reach the server, a key of another type, a key that is not a linebloom
 //! filter, a filter that does not exist, or a `create` whose parameters differ from the
-//! existing filter's is exit code 2 with one line on standard error (the library's errors map
-//! through `Failure::from`).
+//! existing filter's is exit code 2 with one line on standard error; a filter that lost data on
+//! its server (a damaged shard) and a refused command are exit code 1 (the library's errors map
+//! through `Failure::from`). Settings that put a filter at risk (an eviction policy, a TTL) are
+//! warnings on standard error after `create` and `stats`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,6 +36,8 @@ pub enum RedisCommand {
     Stats(StatsArgs),
     /// Save a shared filter as a linebloom filter file (readable by `stats` and `query`).
     Export(ExportArgs),
+    /// Delete a shared filter: its shards and its config (also one whose config was lost).
+    Drop(DropArgs),
 }
 
 /// Where the filter lives.
@@ -107,6 +111,12 @@ pub struct ExportArgs {
     output: PathBuf,
 }
 
+#[derive(clap::Args)]
+pub struct DropArgs {
+    #[command(flatten)]
+    server: Server,
+}
+
 pub fn run(command: RedisCommand) -> Result<(), Failure> {
     match command {
         RedisCommand::Create(args) => create(args),
@@ -114,7 +124,16 @@ pub fn run(command: RedisCommand) -> Result<(), Failure> {
         RedisCommand::Query(args) => query(args),
         RedisCommand::Stats(args) => stats(args),
         RedisCommand::Export(args) => export(args),
+        RedisCommand::Drop(args) => drop_filter(args),
     }
+}
+
+/// Prints each warning on standard error, one line each.
+fn warn(filter: &mut RedisBlockedBloom) -> Result<(), Failure> {
+    for warning in filter.warnings()? {
+        eprintln!("linebloom: warning: {warning}");
+    }
+    Ok(())
 }
 
 fn create(args: CreateArgs) -> Result<(), Failure> {
@@ -130,14 +149,20 @@ fn create(args: CreateArgs) -> Result<(), Failure> {
     if let Some(k) = args.hashes {
         builder = builder.hashes(k);
     }
-    let filter = builder.create(&args.server.url, &args.server.name)?;
+    let mut filter = builder.create(&args.server.url, &args.server.name)?;
     output::print(&format!(
         "{}: {} bytes in {} shard(s), {} hashes per key\n",
         filter.name(),
         filter.size_bytes(),
         filter.shards(),
         filter.hashes()
-    ))
+    ))?;
+    warn(&mut filter)
+}
+
+fn drop_filter(args: DropArgs) -> Result<(), Failure> {
+    let deleted = RedisBlockedBloom::delete(&args.server.url, &args.server.name)?;
+    output::print(&format!("{}: {deleted} keys deleted\n", args.server.name))
 }
 
 fn add(args: AddArgs) -> Result<(), Failure> {
@@ -204,17 +229,27 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
         "created_items": s.created_items,
         "created_fpr": fpr,
         "created_bits_per_key": bits_per_key,
+        "damaged_shards": s.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
     });
     if args.json {
-        return output::print(&format!("{json}\n"));
-    }
-    let mut text = String::new();
-    for (key, value) in json.as_object().expect("an object") {
-        if !value.is_null() {
-            text.push_str(&format!("{key:<22}{value}\n"));
+        output::print(&format!("{json}\n"))?;
+    } else {
+        let mut text = String::new();
+        for (key, value) in json.as_object().expect("an object") {
+            if key == "damaged_shards" {
+                text.push_str(&format!("{key:<22}{}\n", s.problems.len()));
+                for problem in &s.problems {
+                    text.push_str(&format!("  {problem}\n"));
+                }
+            } else if !value.is_null() {
+                text.push_str(&format!("{key:<22}{value}\n"));
+            }
         }
+        output::print(&text)?;
     }
-    output::print(&text)
+    warn(&mut filter)?;
+    // A damaged filter is reported above and fails, so scripts notice.
+    filter.verify().map_err(Failure::from)
 }
 
 fn export(args: ExportArgs) -> Result<(), Failure> {
