@@ -371,3 +371,38 @@ fn a_cluster_node_that_lost_its_data_is_an_error() {
             .all(|p| p.state == ShardState::Missing)
     );
 }
+
+#[test]
+fn a_refused_pipelined_request_leaves_no_stale_reply_for_the_next() {
+    let server = RedisServer::start_with(
+        "stale",
+        &[
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--maxmemory-policy",
+            "noeviction",
+        ],
+    );
+    let url = server.url();
+    let mut con = admin(&url);
+    let (mut f, inserted) = filled(&url, "f");
+    // Out of memory: every write is refused, while reads go on.
+    cmd(&mut con, &["CONFIG", "SET", "maxmemory", "1"]);
+    let more = keys(1_000_000..1_060_000); // four round trips, pipelined two at a time
+    let e = f.insert_hashes(&more).unwrap_err();
+    assert!(matches!(e, Error::Server(_)), "{e}");
+    assert!(e.to_string().contains("OOM"), "{e}");
+    cmd(&mut con, &["CONFIG", "SET", "maxmemory", "0"]);
+    // The next requests read their own replies: every inserted key is there.
+    let mut found = vec![false; inserted.len()];
+    f.contains_hashes(&inserted, &mut found).unwrap();
+    assert!(found.iter().all(|&y| y));
+    let mut found = vec![false; more.len()];
+    f.contains_hashes(&more, &mut found).unwrap();
+    let local = f.export().unwrap();
+    for (&h, &y) in more.iter().zip(&found) {
+        assert_eq!(y, local.contains_hash(h));
+    }
+}

@@ -63,11 +63,10 @@ pub(crate) fn damaged(name: &str, problems: &[ShardProblem], hint: Option<String
         text.push_str(&format!(" (and {} more shards)", problems.len() - 1));
     }
     if let Some(hint) = hint {
-        text.push_str(&format!("; {hint}"));
+        text.push_str(&format!(" ({hint})"));
     }
     text.push_str(
-        "; the keys it held are lost, so its answers cannot be trusted: drop the filter \
-         (`linebloom redis drop`) and insert its keys again",
+        "; its keys are lost: drop the filter (`linebloom redis drop`) and add them again",
     );
     Error::Damaged(text)
 }

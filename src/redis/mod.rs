@@ -431,8 +431,8 @@ impl RedisBlockedBloom {
     /// The error for `problems`, with the servers' eviction policy when it explains them.
     fn damage(&mut self, problems: &[ShardProblem]) -> Error {
         let hint = server_memory(&mut self.conn)
-            .map(|nodes| health::eviction_warnings(&nodes))
-            .and_then(|w| w.into_iter().next());
+            .and_then(|nodes| nodes.into_iter().find(NodeMemory::evicts_any_key))
+            .map(|n| format!("maxmemory-policy {} evicts any key", n.policy));
         health::damaged(&self.name, problems, hint)
     }
 
