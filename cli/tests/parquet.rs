@@ -458,3 +458,712 @@ fn fpr_measures_the_split_block_filter_against_its_model() {
         "{measured} vs {model}"
     );
 }
+
+// ---- Bounded by the file: crafted footers and filters, run under a 2 GiB address-space limit
+// so that an allocation a file drives past it aborts the process (exit 134) and fails the test.
+
+/// The binary under `ulimit -v 2000000` (about 1.9 GiB of address space).
+fn limited(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    run(std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2000000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_linebloom"))
+        .arg("parquet")
+        .args(args))
+}
+
+/// `stats FILE` and `query --column id --input KEYS FILE` under the limit.
+fn both_limited(path: &Path, keys: &Path) -> [std::process::Output; 2] {
+    [
+        limited(&["stats".as_ref(), path.as_os_str()]),
+        limited(&[
+            "query".as_ref(),
+            "--column".as_ref(),
+            "id".as_ref(),
+            "--input".as_ref(),
+            keys.as_os_str(),
+            path.as_os_str(),
+        ]),
+    ]
+}
+
+/// Exit 0, or exit 2 with one line on standard error; never a signal or an abort.
+fn assert_bounded(o: &std::process::Output, what: &str) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(o.status.signal(), None, "{what}: {}", stderr(o));
+    match o.status.code() {
+        Some(0) => false,
+        Some(2) => {
+            assert_usage_failure(o, "");
+            assert!(o.stdout.is_empty(), "{what}: {}", stdout(o));
+            true
+        }
+        code => panic!("{what}: exit {code:?}: {}", stderr(o)),
+    }
+}
+
+/// Thrift compact-protocol values, enough to write a footer by hand, and to lie in it.
+#[derive(Clone, Debug)]
+enum T {
+    I32(i64),
+    I64(i64),
+    Bin(Vec<u8>),
+    /// A binary whose declared length is not its own.
+    BinLen(u64, Vec<u8>),
+    Struct(Vec<(i16, T)>),
+    /// The elements' compact type, the declared length, the elements.
+    List(u8, u64, Vec<T>),
+    /// A value declared as compact type `.0`, written as the bytes `.1`.
+    Raw(u8, Vec<u8>),
+}
+
+const T_BINARY: u8 = 8;
+const T_I32: u8 = 5;
+const T_STRUCT: u8 = 12;
+
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+impl T {
+    fn kind(&self) -> u8 {
+        match self {
+            T::I32(_) => T_I32,
+            T::I64(_) => 6,
+            T::Bin(_) | T::BinLen(..) => T_BINARY,
+            T::Struct(_) => T_STRUCT,
+            T::List(..) => 9,
+            T::Raw(kind, _) => *kind,
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            T::I32(v) | T::I64(v) => varint(zigzag(*v), out),
+            T::Bin(b) => {
+                varint(b.len() as u64, out);
+                out.extend_from_slice(b);
+            }
+            T::BinLen(len, b) => {
+                varint(*len, out);
+                out.extend_from_slice(b);
+            }
+            T::Struct(fields) => {
+                let mut last = 0i16;
+                for (id, v) in fields {
+                    let delta = id - last;
+                    if (1..=15).contains(&delta) {
+                        out.push((delta as u8) << 4 | v.kind());
+                    } else {
+                        out.push(v.kind());
+                        varint(zigzag(i64::from(*id)), out);
+                    }
+                    v.encode(out);
+                    last = *id;
+                }
+                out.push(0);
+            }
+            T::List(kind, len, items) => {
+                if *len < 15 {
+                    out.push((*len as u8) << 4 | kind);
+                } else {
+                    out.push(0xf0 | kind);
+                    varint(*len, out);
+                }
+                for item in items {
+                    item.encode(out);
+                }
+            }
+            T::Raw(_, bytes) => out.extend_from_slice(bytes),
+        }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+
+    /// The value at `path`: a field id in a struct, an index in a list.
+    fn at(&mut self, path: &[usize]) -> &mut T {
+        let Some((&first, rest)) = path.split_first() else {
+            return self;
+        };
+        match self {
+            T::Struct(fields) => {
+                let field = fields.iter_mut().find(|(id, _)| *id as usize == first);
+                field.expect("no such field").1.at(rest)
+            }
+            T::List(_, _, items) => items[first].at(rest),
+            _ => panic!("{path:?} leads nowhere"),
+        }
+    }
+
+    /// Declares another length for the list at `path`.
+    fn declare_len(&mut self, path: &[usize], declared: u64) {
+        let T::List(_, len, _) = self.at(path) else {
+            panic!("{path:?} is not a list");
+        };
+        *len = declared;
+    }
+}
+
+// Paths into `crafted_footer`.
+const ROOT: &[usize] = &[2, 0];
+const LEAF: &[usize] = &[2, 1];
+const COLUMN_META: &[usize] = &[4, 0, 1, 0, 3];
+
+/// The filter of every crafted file: 4 blocks holding 0..100 as INT64 values.
+fn crafted_filter() -> Vec<u8> {
+    let mut f = SplitBlockBloom::with_blocks(4).unwrap();
+    for i in 0..100i64 {
+        f.insert(&i);
+    }
+    f.to_parquet_bytes().unwrap()
+}
+
+/// A column chunk of the INT64 column `id` whose filter is at `offset`, `len` bytes long.
+fn column_chunk(offset: i64, len: i64) -> T {
+    let path = T::List(T_BINARY, 1, vec![T::Bin(b"id".to_vec())]);
+    T::Struct(vec![
+        (2, T::I64(4)),
+        (
+            3,
+            T::Struct(vec![
+                (1, T::I32(2)),
+                (2, T::List(T_I32, 1, vec![T::I32(0)])),
+                (3, path),
+                (4, T::I32(0)),
+                (5, T::I64(100)),
+                (6, T::I64(800)),
+                (7, T::I64(800)),
+                (9, T::I64(4)),
+                (14, T::I64(offset)),
+                (15, T::I32(len)),
+            ]),
+        ),
+    ])
+}
+
+/// `FileMetaData` of one required INT64 column `id` in `groups` row groups of 100 rows, whose
+/// filters follow the leading `PAR1` one after the other.
+fn crafted_footer(groups: usize) -> T {
+    let filter_len = crafted_filter().len() as i64;
+    let schema = vec![
+        T::Struct(vec![(4, T::Bin(b"schema".to_vec())), (5, T::I32(1))]),
+        T::Struct(vec![
+            (1, T::I32(2)),
+            (3, T::I32(0)),
+            (4, T::Bin(b"id".to_vec())),
+        ]),
+    ];
+    let row_group = |g: i64| {
+        let chunk = column_chunk(4 + g * filter_len, filter_len);
+        T::Struct(vec![
+            (1, T::List(T_STRUCT, 1, vec![chunk])),
+            (2, T::I64(800)),
+            (3, T::I64(100)),
+        ])
+    };
+    T::Struct(vec![
+        (1, T::I32(2)),
+        (2, T::List(T_STRUCT, 2, schema)),
+        (3, T::I64(100 * groups as i64)),
+        (
+            4,
+            T::List(
+                T_STRUCT,
+                groups as u64,
+                (0..groups as i64).map(row_group).collect(),
+            ),
+        ),
+        (6, T::Bin(b"linebloom tests".to_vec())),
+    ])
+}
+
+/// `PAR1`, the crafted filter of each of `groups` row groups, the footer, its length and
+/// `PAR1`.
+fn crafted_file(groups: usize, footer: &[u8]) -> Vec<u8> {
+    let mut out = b"PAR1".to_vec();
+    out.extend(crafted_filter().repeat(groups));
+    out.extend_from_slice(footer);
+    out.extend_from_slice(&(footer.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"PAR1");
+    out
+}
+
+/// The keys file of the crafted column: a few written values and a few others.
+fn crafted_keys(dir: &Path) -> PathBuf {
+    let keys = dir.join("keys.txt");
+    std::fs::write(&keys, "0\n99\n-5\n123456789\n").unwrap();
+    keys
+}
+
+#[test]
+fn a_crafted_file_reads_as_a_real_one() {
+    let dir = scratch("parquet-crafted");
+    let path = dir.join("crafted.parquet");
+    std::fs::write(&path, crafted_file(2, &crafted_footer(2).bytes())).unwrap();
+    assert_eq!(footer(&path).num_row_groups(), 2);
+    let keys = crafted_keys(&dir);
+    let [stats, query] = both_limited(&path, &keys);
+    assert!(stats.status.success(), "{}", stderr(&stats));
+    assert!(stdout(&stats).contains("INT64"), "{}", stdout(&stats));
+    assert!(query.status.success(), "{}", stderr(&query));
+    let answers = stdout(&query);
+    assert!(answers.starts_with("0\tyes\n99\tyes\n"), "{answers}");
+    // The depth limit of the schema, exactly: a chain of groups down to one leaf.
+    for (depth, readable) in [(128, true), (129, false)] {
+        let mut schema = vec![T::Struct(vec![
+            (4, T::Bin(b"schema".to_vec())),
+            (5, T::I32(1)),
+        ])];
+        for _ in 1..depth {
+            schema.push(T::Struct(vec![
+                (3, T::I32(0)),
+                (4, T::Bin(b"g".to_vec())),
+                (5, T::I32(1)),
+            ]));
+        }
+        schema.push(T::Struct(vec![
+            (1, T::I32(2)),
+            (3, T::I32(0)),
+            (4, T::Bin(b"id".to_vec())),
+        ]));
+        let footer = T::Struct(vec![
+            (1, T::I32(2)),
+            (2, T::List(T_STRUCT, schema.len() as u64, schema)),
+            (3, T::I64(0)),
+            (4, T::List(T_STRUCT, 0, vec![])),
+        ]);
+        std::fs::write(&path, crafted_file(0, &footer.bytes())).unwrap();
+        let o = limited(&["stats".as_ref(), path.as_os_str()]);
+        if readable {
+            assert!(o.status.success(), "depth {depth}: {}", stderr(&o));
+        } else {
+            assert_usage_failure(&o, "deeper than 128 levels");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each crafted case, `stats` and `query` alike: exit 2, one line naming what is wrong, no
+/// allocation past the limit.
+#[test]
+fn crafted_counts_and_lengths_are_refused_before_any_allocation() {
+    let dir = scratch("parquet-bounds");
+    let keys = crafted_keys(&dir);
+    let path = dir.join("bad.parquet");
+    let edit = |f: fn(&mut T)| {
+        let mut footer = crafted_footer(1);
+        f(&mut footer);
+        footer.bytes()
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "root num_children 2^31-1",
+            edit(|f| *f.at(&[ROOT, &[5]].concat()) = T::I32(i32::MAX.into())),
+            "schema element 0 has num_children 2147483647, but 1 elements follow it",
+        ),
+        (
+            "leaf num_children 2^31-1",
+            edit(|f| {
+                let T::Struct(leaf) = f.at(LEAF) else {
+                    panic!()
+                };
+                leaf.push((5, T::I32(i32::MAX.into())));
+            }),
+            "schema element 1 has num_children 2147483647",
+        ),
+        (
+            "negative num_children",
+            edit(|f| *f.at(&[ROOT, &[5]].concat()) = T::I32(-3)),
+            "num_children -3",
+        ),
+        (
+            "num_children as a binary",
+            edit(|f| *f.at(&[ROOT, &[5]].concat()) = T::Raw(T_BINARY, vec![1, 0xff])),
+            "field 5 of a SchemaElement has thrift type 8",
+        ),
+        (
+            "a second root",
+            edit(|f| *f.at(&[ROOT, &[5]].concat()) = T::I32(0)),
+            "a second root",
+        ),
+        (
+            "schema of 2^31-1 elements",
+            edit(|f| f.declare_len(&[2], i32::MAX as u64)),
+            "a list of 2147483647 elements",
+        ),
+        (
+            "2^31-1 row groups",
+            edit(|f| f.declare_len(&[4], i32::MAX as u64)),
+            "a list of 2147483647 elements",
+        ),
+        (
+            "2^31-1 column chunks",
+            edit(|f| f.declare_len(&[4, 0, 1], i32::MAX as u64)),
+            "a list of 2147483647 elements",
+        ),
+        (
+            "2^31-1 encodings",
+            edit(|f| f.declare_len(&[COLUMN_META, &[2]].concat(), i32::MAX as u64)),
+            "a list of 2147483647 elements",
+        ),
+        (
+            "2^31-1 key-value pairs",
+            edit(|f| {
+                let T::Struct(fields) = f else { panic!() };
+                fields.insert(4, (5, T::List(T_STRUCT, i32::MAX as u64, vec![])));
+            }),
+            "a list of 2147483647 elements",
+        ),
+        (
+            "a 2^31-1 byte column name",
+            edit(|f| *f.at(&[LEAF, &[4]].concat()) = T::BinLen(i32::MAX as u64, b"id".to_vec())),
+            "a value of 2147483647 bytes",
+        ),
+        (
+            "a 2^64-1 byte created_by",
+            edit(|f| *f.at(&[6]) = T::BinLen(u64::MAX, vec![])),
+            "a value of 18446744073709551615 bytes",
+        ),
+        (
+            "values nested 10,000 deep",
+            edit(|f| {
+                let mut nested = vec![0x1c; 10_000];
+                nested.extend(vec![0; 10_001]);
+                let T::Struct(fields) = f else { panic!() };
+                fields.push((20, T::Raw(T_STRUCT, nested)));
+            }),
+            "nested deeper than 64 levels",
+        ),
+        (
+            "bloom_filter_offset past the end",
+            edit(|f| *f.at(&[COLUMN_META, &[14]].concat()) = T::I64(1 << 40)),
+            "lies outside the file",
+        ),
+        (
+            "negative bloom_filter_offset",
+            edit(|f| *f.at(&[COLUMN_META, &[14]].concat()) = T::I64(-1)),
+            "lies outside the file",
+        ),
+        (
+            "bloom_filter_length 2^31-1",
+            edit(|f| *f.at(&[COLUMN_META, &[15]].concat()) = T::I32(i32::MAX.into())),
+            "bytes long runs past the end of the file",
+        ),
+        (
+            "negative bloom_filter_length",
+            edit(|f| *f.at(&[COLUMN_META, &[15]].concat()) = T::I32(-5)),
+            "has length -5",
+        ),
+        (
+            "bloom_filter_length short of the bitset",
+            edit(|f| *f.at(&[COLUMN_META, &[15]].concat()) = T::I32(100)),
+            "the footer records 100 bytes in all",
+        ),
+        (
+            "2 row groups sharing one filter",
+            edit(|f| {
+                let T::List(_, len, groups) = f.at(&[4]) else {
+                    panic!()
+                };
+                *len = 2;
+                groups.push(groups[0].clone());
+            }),
+            "some overlap",
+        ),
+        (
+            "9,000,000 empty key-value pairs",
+            edit(|f| {
+                let n = 9_000_000;
+                let T::Struct(fields) = f else { panic!() };
+                let empty = T::Raw(T_STRUCT, vec![0; n]);
+                fields.insert(4, (5, T::List(T_STRUCT, n as u64, vec![empty])));
+            }),
+            "more than the 512 MiB this command allows",
+        ),
+    ];
+    for (what, footer, mentions) in &cases {
+        std::fs::write(&path, crafted_file(1, footer)).unwrap();
+        for o in both_limited(&path, &keys) {
+            assert_usage_failure(&o, mentions);
+            assert!(o.stdout.is_empty(), "{what}: {}", stdout(&o));
+        }
+    }
+    // A footer longer than this command reads, in a sparse file.
+    let file = File::create(&path).unwrap();
+    file.set_len(80 << 20).unwrap();
+    let mut tail = ((64u32 << 20) + 1).to_le_bytes().to_vec();
+    tail.extend_from_slice(b"PAR1");
+    std::os::unix::fs::FileExt::write_all_at(&file, &tail, (80 << 20) - 8).unwrap();
+    drop(file);
+    for o in both_limited(&path, &keys) {
+        assert_usage_failure(&o, "more than the 67108864 this command reads");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A thrift-compact Bloom filter header announcing `num_bytes` of bitset.
+fn filter_header(num_bytes: i32) -> Vec<u8> {
+    let mut out = vec![0x15];
+    varint(zigzag(num_bytes.into()), &mut out);
+    out.extend_from_slice(&[0x1c, 0x1c, 0, 0, 0x1c, 0x1c, 0, 0, 0x1c, 0x1c, 0, 0, 0]);
+    out
+}
+
+/// A file of `PAR1`, `header` at offset 4, a hole of zeros past 2 GiB, and a footer whose chunk
+/// records a filter at offset 4 of `recorded` bytes: no disk space, all address space.
+fn sparse_file(path: &Path, header: &[u8], recorded: i32) {
+    let hole = (1u64 << 31) + 4096;
+    let mut footer = crafted_footer(1);
+    *footer.at(&[COLUMN_META, &[15]].concat()) = T::I32(recorded.into());
+    let footer = footer.bytes();
+    let file = File::create(path).unwrap();
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(b"PAR1", 0).unwrap();
+    file.write_all_at(header, 4).unwrap();
+    let mut tail = footer.clone();
+    tail.extend_from_slice(&(footer.len() as u32).to_le_bytes());
+    tail.extend_from_slice(b"PAR1");
+    file.write_all_at(&tail, hole).unwrap();
+}
+
+#[test]
+fn a_filter_length_into_a_hole_reads_the_header_first() {
+    let dir = scratch("parquet-hole");
+    let keys = crafted_keys(&dir);
+    let path = dir.join("hole.parquet");
+    let cases: Vec<(Vec<u8>, i32, &str)> = vec![
+        // The reported case: 2^31-1 bytes of zeros, whose header has no numBytes.
+        (vec![], i32::MAX, "Bloom filter header without numBytes"),
+        // A good header of 128 MiB, and a recorded length of 2^31-1.
+        (
+            filter_header(128 << 20),
+            i32::MAX,
+            "its header announces 134217728 bytes of bitset",
+        ),
+        // A header past the library's 128 MiB.
+        (
+            filter_header(1 << 30),
+            (1 << 30) + 15,
+            "Bloom filter numBytes 1073741824",
+        ),
+    ];
+    for (header, recorded, mentions) in &cases {
+        sparse_file(&path, header, *recorded);
+        for o in both_limited(&path, &keys) {
+            assert_usage_failure(&o, mentions);
+        }
+    }
+    // The largest filter the format allows, all zeros, reads within the limit.
+    let header = filter_header(128 << 20);
+    sparse_file(&path, &header, (128 << 20) + header.len() as i32);
+    let [stats, query] = both_limited(&path, &keys);
+    assert!(stats.status.success(), "{}", stderr(&stats));
+    assert!(stdout(&stats).contains("134217728"), "{}", stdout(&stats));
+    assert!(query.status.success(), "{}", stderr(&query));
+    assert!(!stdout(&query).contains("yes"), "{}", stdout(&query));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_fifo_or_a_directory_is_refused_at_once() {
+    let dir = scratch("parquet-fifo");
+    let fifo = dir.join("fifo.parquet");
+    let made = run(std::process::Command::new("mkfifo").arg(&fifo));
+    assert!(made.status.success(), "{}", stderr(&made));
+    for args in [vec!["stats"], vec!["query", "--column", "id"]] {
+        for path in [&fifo, &dir] {
+            // A regression would block in open(): poll, and kill it after 10 s.
+            let mut child = parquet_cmd(&args)
+                .arg(path)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let started = std::time::Instant::now();
+            while child.try_wait().unwrap().is_none() {
+                if started.elapsed() > std::time::Duration::from_secs(10) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("{args:?} {} still runs after 10 s", path.display());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let o = child.wait_with_output().unwrap();
+            assert_usage_failure(&o, "not a regular file");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a proptest case tells a crafted footer.
+#[derive(Clone, Debug)]
+enum Lie {
+    /// The `num_children` of schema element 0 (the root) or 1 (the leaf).
+    NumChildren(usize, i64),
+    /// The declared length of the list at one of `LISTS`.
+    ListLen(usize, u64),
+    /// The declared length of the leaf's name.
+    NameLen(u64),
+    BloomOffset(i64),
+    BloomLength(i64),
+    /// The footer length in the file's tail.
+    TailLen(u32),
+    /// A byte of the encoded footer (at an index modulo its length) replaced.
+    Byte(usize, u8),
+}
+
+const LISTS: &[&[usize]] = &[
+    &[2],
+    &[4],
+    &[4, 0, 1],
+    &[4, 0, 1, 0, 3, 2],
+    &[4, 0, 1, 0, 3, 3],
+];
+
+fn lie() -> impl proptest::strategy::Strategy<Value = Lie> {
+    use proptest::prelude::*;
+    let count = prop_oneof![
+        0u64..40,
+        (i32::MAX as u64 - 40)..=i32::MAX as u64,
+        0u64..=i32::MAX as u64,
+        Just(u64::MAX),
+    ];
+    let length = count.clone();
+    prop_oneof![
+        (
+            0usize..2,
+            prop_oneof![
+                -2i64..40,
+                Just(i64::from(i32::MAX)),
+                any::<i32>().prop_map(i64::from)
+            ]
+        )
+            .prop_map(|(e, n)| Lie::NumChildren(e, n)),
+        (0..LISTS.len(), count).prop_map(|(at, n)| Lie::ListLen(at, n)),
+        length.prop_map(Lie::NameLen),
+        prop_oneof![-1i64..400, Just(i64::MAX), any::<i64>()].prop_map(Lie::BloomOffset),
+        prop_oneof![
+            -1i64..400,
+            Just(i64::from(i32::MAX)),
+            any::<i32>().prop_map(i64::from)
+        ]
+        .prop_map(Lie::BloomLength),
+        any::<u32>().prop_map(Lie::TailLen),
+        (
+            any::<usize>(),
+            prop_oneof![Just(0xffu8), Just(0x7f), Just(0), any::<u8>()]
+        )
+            .prop_map(|(at, b)| Lie::Byte(at, b)),
+    ]
+}
+
+/// The crafted file of one row group, told `lies`.
+fn lying_file(lies: &[Lie]) -> Vec<u8> {
+    let mut footer = crafted_footer(1);
+    for lie in lies {
+        match *lie {
+            Lie::NumChildren(e, n) => {
+                let T::Struct(fields) = footer.at(&[2, e]) else {
+                    panic!()
+                };
+                fields.retain(|(id, _)| *id != 5);
+                fields.push((5, T::I32(n)));
+                fields.sort_by_key(|(id, _)| *id);
+            }
+            Lie::ListLen(at, n) => footer.declare_len(LISTS[at], n),
+            Lie::NameLen(n) => *footer.at(&[LEAF, &[4]].concat()) = T::BinLen(n, b"id".to_vec()),
+            Lie::BloomOffset(n) => *footer.at(&[COLUMN_META, &[14]].concat()) = T::I64(n),
+            Lie::BloomLength(n) => *footer.at(&[COLUMN_META, &[15]].concat()) = T::I32(n),
+            Lie::TailLen(_) | Lie::Byte(..) => {}
+        }
+    }
+    let mut bytes = footer.bytes();
+    for lie in lies {
+        if let Lie::Byte(at, b) = *lie {
+            let n = bytes.len();
+            bytes[at % n] = b;
+        }
+    }
+    let mut file = crafted_file(1, &bytes);
+    for lie in lies {
+        if let Lie::TailLen(n) = *lie {
+            let at = file.len() - 8;
+            file[at..at + 4].copy_from_slice(&n.to_le_bytes());
+        }
+    }
+    file
+}
+
+/// Crafted footers told up to three lies each (counts and lengths up to 2^31-1 and past,
+/// offsets anywhere, bytes replaced), and the real fixtures with bytes of their footers
+/// replaced: under the limit, `stats` and `query` end with exit 0 or one line and exit 2,
+/// never a signal. Most cases are refused.
+#[test]
+fn lying_footers_never_abort() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let dir = scratch("parquet-lies");
+    let keys = crafted_keys(&dir);
+    let path = dir.join("lying.parquet");
+    let (cases, refused) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let config = |seed| Config {
+        cases: 120,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let check = |file: &[u8], what: &str| {
+        std::fs::write(&path, file).unwrap();
+        for o in both_limited(&path, &keys) {
+            cases.fetch_add(1, Ordering::Relaxed);
+            if assert_bounded(&o, what) {
+                refused.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    };
+    TestRunner::new(config(37))
+        .run(&proptest::collection::vec(lie(), 1..4), |lies| {
+            check(&lying_file(&lies), &format!("{lies:?}"));
+            Ok(())
+        })
+        .unwrap();
+
+    let fixtures: Vec<Vec<u8>> = ["pyarrow.parquet", "duckdb.parquet"]
+        .iter()
+        .map(|f| std::fs::read(fixture(f)).unwrap())
+        .collect();
+    let edits = (
+        0..fixtures.len(),
+        proptest::collection::vec((any::<usize>(), any::<u8>()), 1..5),
+    );
+    TestRunner::new(config(38))
+        .run(&edits, |(f, edits)| {
+            let mut bytes = fixtures[f].clone();
+            let n = bytes.len();
+            let footer_len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+            for &(at, b) in &edits {
+                bytes[n - 8 - footer_len + at % footer_len] = b;
+            }
+            check(&bytes, &format!("fixture {f}, bytes {edits:?}"));
+            Ok(())
+        })
+        .unwrap();
+    let (cases, refused) = (cases.into_inner(), refused.into_inner());
+    assert!(refused * 2 > cases, "{refused} of {cases} refused");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,11 +1,17 @@
 //! `linebloom parquet stats|query`: the split-block Bloom filters in a Parquet file's column
 //! chunks, read and queried with linebloom's [`SplitBlockBloom`].
 //!
-//! The `parquet` crate reads only the footer (the file metadata: row groups, column chunks and
-//! each chunk's `bloom_filter_offset` / `bloom_filter_length`); the filter bytes at those offsets
-//! are read here and parsed by the library (thrift-compact header, then the bitset). A chunk
-//! whose writer recorded no length (older writers) has its header read first, then the bitset
-//! it announces.
+//! The `parquet` crate decodes only the footer (the file metadata: row groups, column chunks and
+//! each chunk's `bloom_filter_offset` / `bloom_filter_length`), and only once [`footer::check`]
+//! has walked it: every count and length in it fits in the footer, the schema's `num_children`
+//! form one tree, and what the crate would allocate is bounded. The filter bytes at those
+//! offsets are read here and parsed by the library: the thrift-compact header first (a read of
+//! at most 256 bytes), whose `numBytes` must fit in the file and match the recorded length, then
+//! the bitset it announces. The filters of one command add up to at most the file's size (they
+//! do not overlap), so no file makes the command read more than itself.
+//!
+//! The file must be a regular file: a FIFO, a device or a directory is refused before it is
+//! opened (opening a FIFO without a writer would block).
 //!
 //! Keys are one per line, as `linebloom query` reads them. An INT32 or INT64 column's keys are
 //! decimal integers (FLOAT and DOUBLE: decimal numbers), hashed as the value's little-endian
@@ -15,6 +21,8 @@
 //! filter header, a key that is not a number of the column's type) is exit code 2 with one
 //! line on standard error, found before any answer is printed: the answers of `query` are
 //! written only once every key has been read and checked.
+
+mod footer;
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -27,12 +35,11 @@ use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 use super::keys::{DEFAULT_MAX_KEY_BYTES, KeySource, read_failure};
-use super::output::{self, outln};
+use super::output;
 use crate::Failure;
 
-/// The most header bytes read before a filter whose length the footer does not record: the
-/// header is 15 to 19 bytes as the format's writers write it; 256 leaves room for unknown
-/// fields.
+/// The most bytes read for a filter's header, before its bitset: the header is 15 to 19 bytes
+/// as the format's writers write it; 256 leaves room for unknown fields.
 const HEADER_PROBE: u64 = 256;
 
 #[derive(clap::Args)]
@@ -92,24 +99,52 @@ struct ParquetFile {
     file: File,
     len: u64,
     metadata: ParquetMetaData,
+    /// Bytes of filters located so far: at most `len`, as filters do not overlap.
+    filter_bytes: u64,
+}
+
+/// Where one column chunk's filter lies, its header read and checked.
+struct FilterAt {
+    /// Its row group.
+    row_group: usize,
+    /// Where its header starts.
+    offset: u64,
+    /// Header and bitset.
+    len: u64,
+    /// "row group R, column C: the Bloom filter at offset O", for messages.
+    at: String,
 }
 
 impl ParquetFile {
     fn open(path: &Path) -> Result<Self, Failure> {
         let name = path.display().to_string();
-        let file = File::open(path).map_err(|e| read_failure(&name, e))?;
-        let len = file.metadata().map_err(|e| read_failure(&name, e))?.len();
-        let metadata = read_footer(&file).map_err(|why| damaged(path, why))?;
+        // The type first, without opening: opening a FIFO that has no writer blocks.
+        let kind = std::fs::metadata(path).map_err(|e| read_failure(&name, e))?;
+        if !kind.is_file() {
+            return Err(not_regular(&name));
+        }
+        let mut file = open_nonblocking(path).map_err(|e| read_failure(&name, e))?;
+        // Again on what was opened, in case the path changed in between.
+        let kind = file.metadata().map_err(|e| read_failure(&name, e))?;
+        if !kind.is_file() {
+            return Err(not_regular(&name));
+        }
+        let len = kind.len();
+        let metadata = read_footer(&mut file, path, len)?;
         Ok(ParquetFile {
             path: path.to_path_buf(),
             file,
             len,
             metadata,
+            filter_bytes: 0,
         })
     }
 
-    /// The filter of row group `rg`'s column `col`, or `None` when the chunk has none.
-    fn filter(&mut self, rg: usize, col: usize) -> Result<Option<SplitBlockBloom>, Failure> {
+    /// Where the filter of row group `rg`'s column `col` lies, or `None` when the chunk has
+    /// none. Its offset and recorded length are checked against the file, then its header is
+    /// read (a few bytes) and checked: the bitset it announces fits in the file and in the
+    /// recorded length. The bitset itself is read by [`ParquetFile::read_filter`].
+    fn locate(&mut self, rg: usize, col: usize) -> Result<Option<FilterAt>, Failure> {
         let chunk = self.metadata.row_group(rg).column(col);
         let Some(offset) = chunk.bloom_filter_offset() else {
             return Ok(None);
@@ -118,62 +153,135 @@ impl ParquetFile {
             "row group {rg}, column {}: the Bloom filter at offset {offset}",
             chunk.column_path().string()
         );
+        let recorded = chunk.bloom_filter_length();
         let offset = u64::try_from(offset)
             .ok()
             .filter(|&o| o < self.len)
             .ok_or_else(|| damaged(&self.path, format!("{at} lies outside the file")))?;
-        let length = match chunk.bloom_filter_length() {
-            Some(length) => u64::try_from(length)
-                .map_err(|_| damaged(&self.path, format!("{at} has length {length}")))?,
-            None => {
-                let head = self.read_at(offset, HEADER_PROBE.min(self.len - offset))?;
-                let h =
-                    parquet_header(&head).map_err(|e| damaged(&self.path, format!("{at}: {e}")))?;
-                (h.header_len + h.bitset_len) as u64
+        let (file_len, left) = (self.len, self.len - offset);
+        let past_end = |length: u64| {
+            format!("{at} and {length} bytes long runs past the end of the file ({file_len} bytes)")
+        };
+        let recorded = match recorded {
+            None => None,
+            Some(length) => {
+                let length = u64::try_from(length)
+                    .map_err(|_| damaged(&self.path, format!("{at} has length {length}")))?;
+                if length > left {
+                    return Err(damaged(&self.path, past_end(length)));
+                }
+                Some(length)
             }
         };
-        if offset.checked_add(length).is_none_or(|end| end > self.len) {
+        let probe = HEADER_PROBE.min(left).min(recorded.unwrap_or(u64::MAX));
+        let head = self.read_at(offset, probe)?;
+        let header =
+            parquet_header(&head).map_err(|e| damaged(&self.path, format!("{at}: {e}")))?;
+        let len = (header.header_len + header.bitset_len) as u64;
+        if let Some(length) = recorded.filter(|&length| length != len) {
             return Err(damaged(
                 &self.path,
                 format!(
-                    "{at} and {length} bytes long runs past the end of the file ({} bytes)",
+                    "{at}: its header announces {} bytes of bitset after {} bytes of header, \
+                     the footer records {length} bytes in all",
+                    header.bitset_len, header.header_len
+                ),
+            ));
+        }
+        if len > left {
+            return Err(damaged(&self.path, past_end(len)));
+        }
+        self.filter_bytes += len;
+        if self.filter_bytes > self.len {
+            return Err(damaged(
+                &self.path,
+                format!(
+                    "{at}: the Bloom filters of its column chunks add up to more than the \
+                     file's {} bytes, so some overlap",
                     self.len
                 ),
             ));
         }
-        let bytes = self.read_at(offset, length)?;
-        SplitBlockBloom::from_parquet_bytes(&bytes)
-            .map(Some)
-            .map_err(|e| damaged(&self.path, format!("{at}: {e}")))
+        Ok(Some(FilterAt {
+            row_group: rg,
+            offset,
+            len,
+            at,
+        }))
     }
 
+    /// The filter [`ParquetFile::locate`] found: at most 128 MiB and a header.
+    fn read_filter(&mut self, f: &FilterAt) -> Result<SplitBlockBloom, Failure> {
+        let bytes = self.read_at(f.offset, f.len)?;
+        SplitBlockBloom::from_parquet_bytes(&bytes)
+            .map_err(|e| damaged(&self.path, format!("{}: {e}", f.at)))
+    }
+
+    /// `len` bytes at `offset`; callers have checked `len` against the file (and a bound).
     fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Failure> {
-        let name = self.path.display().to_string();
-        let mut bytes = Vec::with_capacity(len as usize);
-        self.file
-            .seek(SeekFrom::Start(offset))
-            .and_then(|_| (&mut self.file).take(len).read_to_end(&mut bytes))
-            .map_err(|e| read_failure(&name, e))?;
-        if bytes.len() as u64 != len {
-            return Err(damaged(&self.path, format!("truncated at offset {offset}")));
-        }
-        Ok(bytes)
+        read_at(&mut self.file, &self.path, offset, len)
     }
 }
 
-/// Reads the footer. The `parquet` crate reports damage as errors; a panic inside it on some
-/// input it did not foresee is caught and reported the same way, so that a damaged file is
-/// always one line and exit code 2.
-fn read_footer(file: &File) -> Result<ParquetMetaData, String> {
+/// Reads and checks the footer of the `len`-byte `file`, then lets the `parquet` crate decode
+/// it. The crate reports damage as errors; a panic inside it on some input it did not foresee
+/// is caught and reported the same way, so that a damaged file is always one line and exit
+/// code 2.
+fn read_footer(file: &mut File, path: &Path, len: u64) -> Result<ParquetMetaData, Failure> {
+    let unreadable = |why: String| damaged(path, format!("not a readable Parquet file: {why}"));
+    if len < footer::TAIL_BYTES {
+        return Err(unreadable(format!(
+            "it is {len} bytes long, too short for a footer"
+        )));
+    }
+    let tail = read_at(file, path, len - footer::TAIL_BYTES, footer::TAIL_BYTES)?;
+    let tail = tail.try_into().expect("TAIL_BYTES bytes were read");
+    let footer_len = footer::footer_len(tail, len).map_err(unreadable)?;
+    let bytes = read_at(
+        file,
+        path,
+        len - footer::TAIL_BYTES - footer_len,
+        footer_len,
+    )?;
+    footer::check(&bytes).map_err(unreadable)?;
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let read = std::panic::catch_unwind(|| ParquetMetaDataReader::new().parse_and_finish(file));
+    let read = std::panic::catch_unwind(|| ParquetMetaDataReader::decode_metadata(&bytes));
     std::panic::set_hook(hook);
     match read {
         Ok(Ok(metadata)) => Ok(metadata),
-        Ok(Err(e)) => Err(format!("not a readable Parquet file: {e}")),
-        Err(_) => Err("not a readable Parquet file: its footer could not be decoded".into()),
+        Ok(Err(e)) => Err(unreadable(e.to_string())),
+        Err(_) => Err(unreadable("its footer could not be decoded".into())),
     }
+}
+
+/// `len` bytes at `offset`; callers have checked `len` against the file and a bound.
+fn read_at(file: &mut File, path: &Path, offset: u64, len: u64) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.seek(SeekFrom::Start(offset))
+        .and_then(|_| file.take(len).read_to_end(&mut bytes))
+        .map_err(|e| read_failure(&path.display().to_string(), e))?;
+    if bytes.len() as u64 != len {
+        return Err(damaged(path, format!("truncated at offset {offset}")));
+    }
+    Ok(bytes)
+}
+
+fn not_regular(name: &str) -> Failure {
+    Failure::usage(format!("cannot read {name}: not a regular file"))
+}
+
+/// Opens `path` for reading; on Linux without blocking, should it be a FIFO after all (the
+/// flag changes nothing for the reads of a regular file).
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
 }
 
 /// A damaged file: exit code 2, one line naming the file.
@@ -248,13 +356,18 @@ fn query(args: QueryArgs) -> Result<(), Failure> {
             args.column
         ))
     })?;
-    // Every filter is read and checked before any key. A row group without a filter (a writer
-    // may skip one, e.g. DuckDB for a chunk that is not dictionary-encoded) may hold any key.
+    // Every filter is located, its header read and checked, before any key; the bitsets are
+    // read after the keys, one at a time. A row group without a filter (a writer may skip one,
+    // e.g. DuckDB for a chunk that is not dictionary-encoded) may hold any key.
     let mut filters = Vec::new();
+    let mut unfiltered = Vec::new();
     for rg in 0..pq.metadata.num_row_groups() {
-        filters.push(pq.filter(rg, col)?);
+        match pq.locate(rg, col)? {
+            Some(f) => filters.push(f),
+            None => unfiltered.push(rg),
+        }
     }
-    if !filters.iter().any(Option::is_some) && !filters.is_empty() {
+    if filters.is_empty() && !unfiltered.is_empty() {
         return Err(Failure::usage(format!(
             "{}: column {:?} has no Bloom filter in any row group",
             args.file.display(),
@@ -281,34 +394,49 @@ fn query(args: QueryArgs) -> Result<(), Failure> {
         ends.push(text.len());
         hashes.push(hash);
     }
-    // One batched lookup per row group's filter.
-    let mut hits: Vec<Vec<bool>> = Vec::with_capacity(filters.len());
-    for f in &filters {
-        let mut out = vec![true; hashes.len()];
-        if let Some(f) = f {
-            f.contains_hashes(&hashes, &mut out)?;
+    // One batched lookup per filter. With --row-groups, the (key, row group) pairs where a
+    // filter may hold the key: as many as the answers will name.
+    let mut maybe = vec![!unfiltered.is_empty(); hashes.len()];
+    let mut answers = vec![false; hashes.len()];
+    let mut hits: Vec<(usize, usize)> = Vec::new();
+    for at in &filters {
+        let f = pq.read_filter(at)?;
+        f.contains_hashes(&hashes, &mut answers)?;
+        for (i, _) in answers.iter().enumerate().filter(|&(_, &yes)| yes) {
+            maybe[i] = true;
+            if args.row_groups {
+                hits.push((i, at.row_group));
+            }
         }
-        hits.push(out);
     }
+    // By key; the sort is stable, so each key's row groups stay in order.
+    hits.sort_by_key(|&(key, _)| key);
+    let mut hits = hits.into_iter().peekable();
     let mut out = output::stdout();
     let mut start = 0;
     let mut line = Vec::new();
+    let mut groups = Vec::new();
     for (i, &end) in ends.iter().enumerate() {
         line.clear();
         line.extend_from_slice(&text[start..end]);
         start = end;
-        let yes = hits.iter().any(|h| h[i]);
-        line.extend_from_slice(if yes { b"\tyes" } else { b"\tno" });
+        line.extend_from_slice(if maybe[i] { b"\tyes" } else { b"\tno" });
         if args.row_groups {
-            let groups: Vec<String> = (0..hits.len())
-                .filter(|&rg| hits[rg][i])
-                .map(|rg| rg.to_string())
-                .collect();
+            groups.clear();
+            groups.extend_from_slice(&unfiltered);
+            while let Some((_, rg)) = hits.next_if(|&(key, _)| key == i) {
+                groups.push(rg);
+            }
+            groups.sort_unstable();
             line.push(b'\t');
             if groups.is_empty() {
                 line.push(b'-');
-            } else {
-                line.extend_from_slice(groups.join(",").as_bytes());
+            }
+            for (n, rg) in groups.iter().enumerate() {
+                if n > 0 {
+                    line.push(b',');
+                }
+                line.extend_from_slice(rg.to_string().as_bytes());
             }
         }
         line.push(b'\n');
@@ -317,69 +445,104 @@ fn query(args: QueryArgs) -> Result<(), Failure> {
     out.flush().map_err(output::stdout_failure)
 }
 
-/// One column chunk's line of `stats`.
-#[derive(serde::Serialize)]
+/// One column chunk's line of `stats`; `column` indexes the schema's leaf columns, whose names
+/// are spelled once, however many row groups repeat them.
 struct ChunkStats {
     row_group: usize,
-    column: String,
-    physical_type: String,
+    column: usize,
     rows: i64,
     /// Absent when the chunk has no filter.
     filter: Option<FilterStats>,
 }
 
+/// The fields of every JSON object below are in alphabetical order, the order `stats --json`
+/// has always written.
 #[derive(serde::Serialize)]
 struct FilterStats {
-    bytes: usize,
     blocks: usize,
-    set_bits: u64,
+    bytes: usize,
     estimated_distinct_values: Option<f64>,
     estimated_fpr: f64,
+    set_bits: u64,
 }
 
+#[derive(serde::Serialize)]
+struct StatsJson<'a> {
+    column_chunks: Vec<ChunkJson<'a>>,
+    file: String,
+    row_groups: usize,
+}
+
+#[derive(serde::Serialize)]
+struct ChunkJson<'a> {
+    column: &'a str,
+    filter: Option<&'a FilterStats>,
+    physical_type: &'a str,
+    row_group: usize,
+    rows: i64,
+}
+
+/// Reads every chunk's filter (one in memory at a time) before it writes anything, then streams
+/// the table or the JSON object to standard output.
 fn stats(args: StatsArgs) -> Result<(), Failure> {
     let mut pq = ParquetFile::open(&args.file)?;
+    let schema = pq.metadata.file_metadata().schema_descr_ptr();
+    let names: Vec<String> = schema.columns().iter().map(|c| c.path().string()).collect();
+    let types: Vec<String> = schema
+        .columns()
+        .iter()
+        .map(|c| c.physical_type().to_string())
+        .collect();
     let mut chunks = Vec::new();
     for rg in 0..pq.metadata.num_row_groups() {
-        let group = pq.metadata.row_group(rg);
-        let rows = group.num_rows();
-        let columns: Vec<(String, String)> = group
-            .columns()
-            .iter()
-            .map(|c| (c.column_path().string(), c.column_type().to_string()))
-            .collect();
-        for (col, (column, physical_type)) in columns.into_iter().enumerate() {
-            let filter = pq.filter(rg, col)?.map(|f| {
-                let estimated = f.estimated_items();
-                FilterStats {
-                    bytes: f.size_bytes(),
-                    blocks: f.num_blocks(),
-                    set_bits: f.count_ones(),
-                    estimated_distinct_values: estimated.is_finite().then_some(estimated),
-                    estimated_fpr: f.current_fpr(),
+        let rows = pq.metadata.row_group(rg).num_rows();
+        for col in 0..pq.metadata.row_group(rg).num_columns() {
+            let filter = match pq.locate(rg, col)? {
+                None => None,
+                Some(at) => {
+                    let f = pq.read_filter(&at)?;
+                    let estimated = f.estimated_items();
+                    Some(FilterStats {
+                        blocks: f.num_blocks(),
+                        bytes: f.size_bytes(),
+                        estimated_distinct_values: estimated.is_finite().then_some(estimated),
+                        estimated_fpr: f.current_fpr(),
+                        set_bits: f.count_ones(),
+                    })
                 }
-            });
+            };
             chunks.push(ChunkStats {
                 row_group: rg,
-                column,
-                physical_type,
+                column: col,
                 rows,
                 filter,
             });
         }
     }
-    let mut text = String::new();
+    let mut out = output::stdout();
     if args.json {
-        let json = serde_json::json!({
-            "file": args.file.display().to_string(),
-            "row_groups": pq.metadata.num_row_groups(),
-            "column_chunks": chunks,
-        });
-        outln!(text, "{json}");
-        return output::print(&text);
+        let json = StatsJson {
+            column_chunks: chunks
+                .iter()
+                .map(|c| ChunkJson {
+                    column: &names[c.column],
+                    filter: c.filter.as_ref(),
+                    physical_type: &types[c.column],
+                    row_group: c.row_group,
+                    rows: c.rows,
+                })
+                .collect(),
+            file: args.file.display().to_string(),
+            row_groups: pq.metadata.num_row_groups(),
+        };
+        return serde_json::to_writer(&mut out, &json)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush())
+            .map_err(output::stdout_failure);
     }
-    outln!(
-        text,
+    writeln!(
+        out,
         "{:>9}  {:<16} {:<10} {:>9} {:>11} {:>8} {:>10} {:>10} {:>10}",
         "row group",
         "column",
@@ -390,7 +553,8 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
         "set bits",
         "est. ndv",
         "est. FPR"
-    );
+    )
+    .map_err(output::stdout_failure)?;
     for c in &chunks {
         let tail = match &c.filter {
             None => format!("{:>11}", "no filter"),
@@ -404,14 +568,12 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
                 f.estimated_fpr * 100.0
             ),
         };
-        outln!(
-            text,
+        writeln!(
+            out,
             "{:>9}  {:<16} {:<10} {:>9} {tail}",
-            c.row_group,
-            c.column,
-            c.physical_type,
-            c.rows
-        );
+            c.row_group, names[c.column], types[c.column], c.rows
+        )
+        .map_err(output::stdout_failure)?;
     }
-    output::print(&text)
+    out.flush().map_err(output::stdout_failure)
 }
