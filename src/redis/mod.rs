@@ -25,6 +25,12 @@
 //! failed attempt stored. The connection is made again on the next call, so a server that comes
 //! back is used without reopening the filter.
 //!
+//! # Connecting
+//! [`ConnectOptions`] set the timeout (10 s by default) and, for `rediss://` URLs (feature
+//! `redis-tls`, rustls), a private CA to trust; `#insecure` at the end of the URL skips the
+//! certificate check. Error messages show the URLs with their passwords hidden
+//! ([`redact_urls`]).
+//!
 //! ```no_run
 //! use linebloom::redis::RedisBlockedBloom;
 //!
@@ -43,6 +49,7 @@ mod conn;
 mod layout;
 #[cfg(test)]
 mod tests;
+mod url;
 
 use redis::{Cmd, Value};
 
@@ -54,8 +61,10 @@ use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key};
 use crate::model;
 use conn::Conn;
+pub use conn::ConnectOptions;
 use layout::{CONFIG_FIELD, Params, check_name, shard_key};
 pub use layout::{MAX_SHARD_BYTES, MAX_SHARDS};
+pub use url::redact_urls;
 
 /// Keys per `BITFIELD` / `BITFIELD_RO` command of a batch.
 const KEYS_PER_COMMAND: usize = 1_000;
@@ -97,6 +106,7 @@ pub struct RedisBlockedBloomBuilder {
     hashes: Option<u32>,
     seed: u64,
     shards: u32,
+    connect: ConnectOptions,
 }
 
 impl RedisBlockedBloomBuilder {
@@ -110,6 +120,12 @@ impl RedisBlockedBloomBuilder {
         self
     }
 
+    /// How to connect (timeout, TLS trust); the default is [`ConnectOptions::default`].
+    pub fn connect_options(mut self, options: ConnectOptions) -> Self {
+        self.connect = options;
+        self
+    }
+
     /// Creates the filter `name` on the server(s) at `urls` (one `redis://HOST:PORT`, or
     /// several comma-separated seed nodes of a cluster), or opens it when it exists with the
     /// same parameters (its bits are kept). Another filter of that name with other parameters
@@ -118,7 +134,7 @@ impl RedisBlockedBloomBuilder {
     pub fn create(self, urls: &str, name: &str) -> Result<RedisBlockedBloom> {
         check_name(name)?;
         let params = Params::new(self.items, self.sizing, self.hashes, self.seed, self.shards)?;
-        let mut conn = Conn::open(urls)?;
+        let mut conn = Conn::open(urls, &self.connect)?;
         check_config_type(&mut conn, name)?;
         let created = conn.query(
             redis::cmd("HSETNX")
@@ -152,17 +168,24 @@ impl RedisBlockedBloom {
             hashes: None,
             seed: DEFAULT_SEED,
             shards: 1,
+            connect: ConnectOptions::default(),
         }
     }
 
     /// Opens the existing filter `name`: [`Error::NotFound`] when there is none,
     /// [`Error::Foreign`] when the key holds something else.
     pub fn open(urls: &str, name: &str) -> Result<Self> {
+        Self::open_with(urls, name, &ConnectOptions::default())
+    }
+
+    /// [`open`](Self::open) with connection options (timeout, TLS trust).
+    pub fn open_with(urls: &str, name: &str, options: &ConnectOptions) -> Result<Self> {
         check_name(name)?;
-        let mut conn = Conn::open(urls)?;
+        let mut conn = Conn::open(urls, options)?;
         if !check_config_type(&mut conn, name)? {
             return Err(Error::NotFound(format!(
-                "no linebloom filter named {name:?} at {urls} (create it first)"
+                "no linebloom filter named {name:?} at {} (create it first)",
+                conn.urls()
             )));
         }
         let params = read_config(&mut conn, name)?;
@@ -693,7 +716,10 @@ fn int_of(reply: &Value) -> Result<u64> {
 }
 
 fn unexpected(what: &str, reply: &Value) -> Error {
-    Error::Server(format!("unexpected reply to {what}: {reply:?}"))
+    Error::Server(format!(
+        "unexpected reply to {what}: {}",
+        conn::reply_text(reply)
+    ))
 }
 
 fn check_lengths(hashes: usize, answers: usize) -> Result<()> {
