@@ -330,6 +330,7 @@ fn a_create_the_server_cannot_hold_is_refused_or_undone() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("undone"), "{e}");
+    assert!(!e.to_string().contains("apppw"), "{e}");
     assert_eq!(cmd(&mut con, &["DBSIZE"]), redis::Value::Int(0));
     let mut f = RedisBlockedBloom::builder(100_000)
         .fpr(0.01)

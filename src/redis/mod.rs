@@ -38,6 +38,12 @@
 //! [`RedisBlockedBloom::warnings`] names settings that can evict the filter, and a create that
 //! the servers' `maxmemory` cannot hold is refused before anything is written.
 //!
+//! # Connecting
+//! [`ConnectOptions`] set the timeout (10 s by default) and, for `rediss://` URLs (feature
+//! `redis-tls`, rustls), a private CA to trust; `#insecure` at the end of the URL skips the
+//! certificate check. Error messages show the URLs with their passwords hidden
+//! ([`redact_urls`]).
+//!
 //! ```no_run
 //! use linebloom::redis::RedisBlockedBloom;
 //!
@@ -57,6 +63,7 @@ mod health;
 mod layout;
 #[cfg(test)]
 mod tests;
+mod url;
 
 use std::time::Duration;
 
@@ -70,9 +77,11 @@ use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key};
 use crate::model;
 use conn::Conn;
+pub use conn::ConnectOptions;
 pub use health::{NodeMemory, ShardProblem, ShardState};
 use layout::{CONFIG_FIELD, Params, TRAILER_BYTES, check_name, shard_key};
 pub use layout::{MAX_SHARD_BYTES, MAX_SHARDS};
+pub use url::redact_urls;
 
 /// Keys per `BITFIELD` / `BITFIELD_RO` command of a batch.
 const KEYS_PER_COMMAND: usize = 1_000;
@@ -118,6 +127,7 @@ pub struct RedisBlockedBloomBuilder {
     hashes: Option<u32>,
     seed: u64,
     shards: u32,
+    connect: ConnectOptions,
 }
 
 impl RedisBlockedBloomBuilder {
@@ -128,6 +138,12 @@ impl RedisBlockedBloomBuilder {
     /// spreads the filter over a cluster's nodes.
     pub fn shards(mut self, shards: u32) -> Self {
         self.shards = shards;
+        self
+    }
+
+    /// How to connect (timeout, TLS trust); the default is [`ConnectOptions::default`].
+    pub fn connect_options(mut self, options: ConnectOptions) -> Self {
+        self.connect = options;
         self
     }
 
@@ -144,7 +160,7 @@ impl RedisBlockedBloomBuilder {
     pub fn create(self, urls: &str, name: &str) -> Result<RedisBlockedBloom> {
         check_name(name)?;
         let params = Params::new(self.items, self.sizing, self.hashes, self.seed, self.shards)?;
-        let mut conn = Conn::open(urls)?;
+        let mut conn = Conn::open(urls, &self.connect)?;
         if !check_config_type(&mut conn, name)? {
             // A server that refuses `INFO` (an ACL without +info) skips this check; the undo
             // below still leaves nothing behind.
@@ -192,6 +208,7 @@ impl RedisBlockedBloom {
             hashes: None,
             seed: DEFAULT_SEED,
             shards: 1,
+            connect: ConnectOptions::default(),
         }
     }
 
@@ -200,8 +217,13 @@ impl RedisBlockedBloom {
     /// shards are checked by every request that touches them ([`Error::Damaged`]), and all at
     /// once by [`Self::verify`].
     pub fn open(urls: &str, name: &str) -> Result<Self> {
+        Self::open_with(urls, name, &ConnectOptions::default())
+    }
+
+    /// [`open`](Self::open) with connection options (timeout, TLS trust).
+    pub fn open_with(urls: &str, name: &str, options: &ConnectOptions) -> Result<Self> {
         check_name(name)?;
-        let mut conn = Conn::open(urls)?;
+        let mut conn = Conn::open(urls, options)?;
         if !check_config_type(&mut conn, name)? {
             let shard0 = shard_key(name, 0);
             let left = conn.query(&cmd1("EXISTS", &shard0))? == Value::Int(1);
@@ -214,7 +236,8 @@ impl RedisBlockedBloom {
                 " (create it first)".to_owned()
             };
             return Err(Error::NotFound(format!(
-                "no linebloom filter named {name:?} at {urls}{why}"
+                "no linebloom filter named {name:?} at {}{why}",
+                conn.urls()
             )));
         }
         let params = read_config(&mut conn, name)?;
@@ -226,8 +249,13 @@ impl RedisBlockedBloom {
     /// ([`Error::NotFound`] when there was nothing of that name; [`Error::Foreign`] when the
     /// key is not a linebloom filter's, which is left alone).
     pub fn delete(urls: &str, name: &str) -> Result<u64> {
+        Self::delete_with(urls, name, &ConnectOptions::default())
+    }
+
+    /// [`delete`](Self::delete) with connection options (timeout, TLS trust).
+    pub fn delete_with(urls: &str, name: &str, options: &ConnectOptions) -> Result<u64> {
         check_name(name)?;
-        let mut conn = Conn::open(urls)?;
+        let mut conn = Conn::open(urls, options)?;
         let has_config = check_config_type(&mut conn, name)?;
         let mut shards = 0u64;
         if has_config {
@@ -248,7 +276,8 @@ impl RedisBlockedBloom {
         }
         if !has_config && shards == 0 {
             return Err(Error::NotFound(format!(
-                "no linebloom filter named {name:?} at {urls}"
+                "no linebloom filter named {name:?} at {}",
+                conn.urls()
             )));
         }
         let mut batch = conn.batch();
@@ -1075,7 +1104,10 @@ fn int_of(reply: &Value) -> Result<u64> {
 }
 
 fn unexpected(what: &str, reply: &Value) -> Error {
-    Error::Server(format!("unexpected reply to {what}: {reply:?}"))
+    Error::Server(format!(
+        "unexpected reply to {what}: {}",
+        conn::reply_text(reply)
+    ))
 }
 
 fn check_lengths(hashes: usize, answers: usize) -> Result<()> {

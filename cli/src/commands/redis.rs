@@ -7,15 +7,23 @@
 //! its server (a damaged shard) and a refused command are exit code 1 (the library's errors map
 //! through `Failure::from`). Settings that put a filter at risk (an eviction policy, a TTL) are
 //! warnings on standard error after `create` and `stats`.
+//! existing filter's is exit code 2 with one line on standard error (the library's errors map
+//! through `Failure::from`).
+//!
+//! The URL comes from `--url`, else the first line of `--url-file`, else `LINEBLOOM_REDIS_URL`,
+//! else `REDIS_URL`: a password on the command line is visible to every user of the machine
+//! (`ps`, `/proc/PID/cmdline`), so it belongs in the file (`chmod 600`) or the environment.
+//! Messages show URLs with their passwords hidden.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::ArgGroup;
 use linebloom::filter::Sizing;
 use linebloom::format::AnyFilter;
 use linebloom::hash::{DEFAULT_SEED, hash_bytes};
-use linebloom::redis::RedisBlockedBloom;
+use linebloom::redis::{ConnectOptions, RedisBlockedBloom, RedisBlockedBloomBuilder};
 
 use super::keys::{DEFAULT_MAX_KEY_BYTES, KeySource, answer_keys};
 use super::output::{self, OutputFile};
@@ -40,20 +48,101 @@ pub enum RedisCommand {
     Drop(DropArgs),
 }
 
-/// Where the filter lives.
+/// The environment variables read for the URL when neither `--url` nor `--url-file` is given,
+/// in order.
+const URL_VARIABLES: [&str; 2] = ["LINEBLOOM_REDIS_URL", "REDIS_URL"];
+
+/// Where the filter lives and how to reach it.
 #[derive(clap::Args)]
 pub struct Server {
     /// The filter's name (its config key; shards are NAME:{NAME:i}).
     name: String,
-    /// redis://HOST:PORT of the server, or of cluster seed nodes, comma-separated.
-    #[arg(long)]
-    url: String,
+    /// redis://HOST:PORT of the server (rediss:// for TLS), or of cluster seed nodes,
+    /// comma-separated. Default: --url-file, else $LINEBLOOM_REDIS_URL, else $REDIS_URL. Never
+    /// put a password here: every user of the machine can read the command line.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// Read the URL from the first line of FILE (keep it private: chmod 600).
+    #[arg(long, value_name = "FILE", conflicts_with = "url")]
+    url_file: Option<PathBuf>,
+    /// Seconds to wait for a connection or a reply.
+    #[arg(long, value_name = "SECONDS", default_value_t = ConnectOptions::DEFAULT_TIMEOUT.as_secs_f64())]
+    timeout: f64,
+    /// Trust the CA certificate(s) in FILE (PEM) for rediss:// URLs.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
 }
 
 impl Server {
     fn open(&self) -> Result<RedisBlockedBloom, Failure> {
-        RedisBlockedBloom::open(&self.url, &self.name).map_err(Failure::from)
+        RedisBlockedBloom::open_with(&self.urls()?, &self.name, &self.options()?)
+            .map_err(Failure::from)
     }
+
+    /// Creates (or agrees with) the filter with `builder`'s parameters.
+    fn create(&self, builder: RedisBlockedBloomBuilder) -> Result<RedisBlockedBloom, Failure> {
+        let builder = builder.connect_options(self.options()?);
+        builder
+            .create(&self.urls()?, &self.name)
+            .map_err(Failure::from)
+    }
+
+    /// The URL list, from the first of `--url`, `--url-file` and the environment that is given.
+    fn urls(&self) -> Result<String, Failure> {
+        if let Some(url) = &self.url {
+            return Ok(url.clone());
+        }
+        if let Some(path) = &self.url_file {
+            return url_from_file(path);
+        }
+        for name in URL_VARIABLES {
+            if let Some(url) = std::env::var_os(name) {
+                let Some(url) = url.to_str() else {
+                    return Err(Failure::usage(format!("${name} is not UTF-8")));
+                };
+                if !url.trim().is_empty() {
+                    return Ok(url.trim().to_owned());
+                }
+            }
+        }
+        Err(Failure::usage(format!(
+            "no Redis URL: give --url-file FILE, or set {} or {} (--url URL shows a password \
+             to every user of the machine)",
+            URL_VARIABLES[0], URL_VARIABLES[1]
+        )))
+    }
+
+    fn options(&self) -> Result<ConnectOptions, Failure> {
+        let timeout = Duration::try_from_secs_f64(self.timeout).map_err(|_| {
+            Failure::usage(format!(
+                "--timeout must be a positive number of seconds (got {})",
+                self.timeout
+            ))
+        })?;
+        let mut options = ConnectOptions::default().timeout(timeout);
+        if let Some(path) = &self.tls_ca {
+            let pem = std::fs::read(path).map_err(|e| {
+                Failure::usage(format!("cannot read --tls-ca {}: {e}", path.display()))
+            })?;
+            options = options.tls_ca_pem(pem);
+        }
+        Ok(options)
+    }
+}
+
+/// The first line of `path`, trimmed (the rest is ignored: room for a comment). Its text is
+/// never quoted in a message.
+fn url_from_file(path: &Path) -> Result<String, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("cannot read --url-file {}: {e}", path.display())))?;
+    let url = text.lines().next().unwrap_or("").trim();
+    if url.is_empty() {
+        return Err(Failure::usage(format!(
+            "--url-file {}: the first line is empty (it holds the URL)",
+            path.display()
+        )));
+    }
+    Ok(url.to_owned())
 }
 
 #[derive(clap::Args)]
@@ -149,7 +238,7 @@ fn create(args: CreateArgs) -> Result<(), Failure> {
     if let Some(k) = args.hashes {
         builder = builder.hashes(k);
     }
-    let mut filter = builder.create(&args.server.url, &args.server.name)?;
+    let mut filter = args.server.create(builder)?;
     output::print(&format!(
         "{}: {} bytes in {} shard(s), {} hashes per key\n",
         filter.name(),
@@ -161,7 +250,9 @@ fn create(args: CreateArgs) -> Result<(), Failure> {
 }
 
 fn drop_filter(args: DropArgs) -> Result<(), Failure> {
-    let deleted = RedisBlockedBloom::delete(&args.server.url, &args.server.name)?;
+    let server = &args.server;
+    let deleted =
+        RedisBlockedBloom::delete_with(&server.urls()?, &server.name, &server.options()?)?;
     output::print(&format!("{}: {deleted} keys deleted\n", args.server.name))
 }
 

@@ -247,3 +247,194 @@ impl RedisCluster {
         urls.join(",")
     }
 }
+
+impl RedisServer {
+    /// The server's process id (to stop it with SIGSTOP and resume it).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the server runs").id()
+    }
+
+    /// Adds (or resets) the ACL user `name` with `password` and these rules (`~*`, `+get`,
+    /// `+@all`, `-info`, ...), through `ACL SETUSER`.
+    pub fn add_user(&self, name: &str, password: &str, rules: &[&str]) {
+        let password = format!(">{password}");
+        let mut args = vec!["ACL", "SETUSER", name, "reset", "on", password.as_str()];
+        args.extend_from_slice(rules);
+        let reply = self.command(&args);
+        assert!(reply.starts_with("+OK"), "ACL SETUSER {name}: {reply}");
+    }
+
+    /// Stops the process with SIGSTOP until the returned guard is dropped (SIGCONT): a server
+    /// that accepts connections (the kernel does) and never answers.
+    pub fn pause(&self) -> Paused<'_> {
+        signal(self.pid(), "-STOP");
+        Paused(self)
+    }
+
+    /// A server that speaks only TLS (`--port 0 --tls-port P`), with `ca`'s server certificate
+    /// and no client certificates asked for.
+    pub fn start_tls(name: &str, ca: &TestCa) -> Self {
+        let cert = |p: &Path| p.to_str().unwrap().to_owned();
+        let extra = [
+            "--port".to_owned(),
+            "0".to_owned(),
+            "--tls-cert-file".to_owned(),
+            cert(&ca.server_cert),
+            "--tls-key-file".to_owned(),
+            cert(&ca.server_key),
+            "--tls-ca-cert-file".to_owned(),
+            cert(&ca.ca_cert),
+            "--tls-auth-clients".to_owned(),
+            "no".to_owned(),
+            "--save".to_owned(),
+            String::new(),
+            "--appendonly".to_owned(),
+            "no".to_owned(),
+        ];
+        let dir =
+            std::env::temp_dir().join(format!("linebloom-redis-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut server = RedisServer {
+            port: 0,
+            dir,
+            extra: extra.to_vec(),
+            child: None,
+        };
+        for _ in 0..5 {
+            server.port = free_port();
+            if server.launch_tls() {
+                return server;
+            }
+        }
+        panic!(
+            "redis-server did not start with TLS (see {})",
+            server.dir.display()
+        );
+    }
+
+    /// `launch` for a TLS-only server: the TLS port is `port`, and ready once it accepts a
+    /// TCP connection (a plain PING gets no answer there).
+    fn launch_tls(&mut self) -> bool {
+        let mut child = Command::new(binary())
+            .args(["--tls-port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--dir", self.dir.to_str().unwrap(), "--daemonize", "no"])
+            .args(["--logfile", "server.log", "--protected-mode", "no"])
+            .args(&self.extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return false;
+            }
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                self.child = Some(child);
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+
+    /// `rediss://127.0.0.1:PORT`.
+    pub fn tls_url(&self) -> String {
+        format!("rediss://127.0.0.1:{}", self.port)
+    }
+}
+
+/// A server stopped by [`RedisServer::pause`]; dropping this resumes it.
+pub struct Paused<'a>(&'a RedisServer);
+
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        signal(self.0.pid(), "-CONT");
+    }
+}
+
+/// `kill -SIGNAL PID`: one process, by its id.
+fn signal(pid: u32, which: &str) {
+    let status = Command::new("kill")
+        .args([which, &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill {which} {pid}");
+}
+
+/// A certificate authority made for one test with the `openssl` command, and a server
+/// certificate it signed for 127.0.0.1 and localhost (P-256 keys, valid two days).
+pub struct TestCa {
+    pub ca_cert: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+}
+
+impl TestCa {
+    /// Writes `ca.crt`, `ca.key`, `server.crt` and `server.key` into `dir`.
+    pub fn make(dir: &Path) -> Self {
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(dir)
+                .output()
+                .expect("openssl is installed");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+        openssl(
+            &[
+                &["req", "-x509", "-new", "-nodes"][..],
+                &ec,
+                &["-keyout", "ca.key", "-out", "ca.crt", "-days", "2"],
+                &["-subj", "/CN=linebloom test CA"],
+            ]
+            .concat(),
+        );
+        openssl(
+            &[
+                &["req", "-new", "-nodes"][..],
+                &ec,
+                &["-keyout", "server.key", "-out", "server.csr"],
+                &["-subj", "/CN=localhost"],
+            ]
+            .concat(),
+        );
+        std::fs::write(
+            dir.join("server.ext"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+             keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ]);
+        TestCa {
+            ca_cert: dir.join("ca.crt"),
+            server_cert: dir.join("server.crt"),
+            server_key: dir.join("server.key"),
+        }
+    }
+}
