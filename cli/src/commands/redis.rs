@@ -7,8 +7,6 @@
 //! its server (a damaged shard) and a refused command are exit code 1 (the library's errors map
 //! through `Failure::from`). Settings that put a filter at risk (an eviction policy, a TTL) are
 //! warnings on standard error after `create` and `stats`.
-//! existing filter's is exit code 2 with one line on standard error (the library's errors map
-//! through `Failure::from`).
 //!
 //! The URL comes from `--url`, else the first line of `--url-file`, else `LINEBLOOM_REDIS_URL`,
 //! else `REDIS_URL`: a password on the command line is visible to every user of the machine
