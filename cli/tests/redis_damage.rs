@@ -265,6 +265,8 @@ fn evicted_shards_are_errors_and_the_policy_is_named() {
             break;
         }
     }
+    // The pressure ends: nothing more is evicted.
+    cmd(&mut con, &["CONFIG", "SET", "maxmemory", "0"]);
     assert_eq!(
         cmd(&mut con, &["EXISTS", "f"]),
         redis::Value::Int(1),
@@ -276,7 +278,6 @@ fn evicted_shards_are_errors_and_the_policy_is_named() {
     let e = f.contains_hashes(&inserted, &mut found).unwrap_err();
     assert!(matches!(e, Error::Damaged(_)), "{e}");
     // The CLI: query and stats fail with one line naming the policy, never "no".
-    cmd(&mut con, &["CONFIG", "SET", "maxmemory", "0"]);
     let dir = scratch("redis-evict");
     let input = write_keys(&dir, 1_000);
     let o = run(linebloom()
