@@ -248,7 +248,10 @@ fn evicted_shards_are_errors_and_the_policy_is_named() {
     // recently used (its clock ticks once a second; the config is read after the shards were
     // written, as clients opening the filter do), until the first shard is gone.
     std::thread::sleep(std::time::Duration::from_millis(1_100));
-    cmd(&mut con, &["HGET", "f", "linebloom"]);
+    let config = match cmd(&mut con, &["HGET", "f", "linebloom"]) {
+        redis::Value::BulkString(b) => String::from_utf8(b).unwrap(),
+        other => panic!("{other:?}"),
+    };
     cmd(&mut con, &["CONFIG", "SET", "maxmemory", "2mb"]);
     let value = "x".repeat(4_096);
     let shard_keys: Vec<String> = (0..8).map(|i| f.shard_key(i).unwrap().to_owned()).collect();
@@ -265,13 +268,10 @@ fn evicted_shards_are_errors_and_the_policy_is_named() {
             break;
         }
     }
-    // The pressure ends: nothing more is evicted.
+    // The pressure ends: nothing more is evicted. LRU is approximate and may have taken the
+    // config too; it is put back, as this test is about the shards.
     cmd(&mut con, &["CONFIG", "SET", "maxmemory", "0"]);
-    assert_eq!(
-        cmd(&mut con, &["EXISTS", "f"]),
-        redis::Value::Int(1),
-        "config evicted"
-    );
+    cmd(&mut con, &["HSET", "f", "linebloom", &config]);
     let lost = f.stats().unwrap().problems;
     assert!(!lost.is_empty(), "nothing was evicted");
     let mut found = vec![false; inserted.len()];
