@@ -6,8 +6,9 @@
 //! hashes one by one. [`insert_prefetched`] is also the one-thread batched insert past the
 //! cache of both filters.
 
+use crate::blocked::arch::{self, SimdPath};
 use crate::blocked::line_index;
-use crate::blocked::simd::{Line, mask_for};
+use crate::blocked::simd::Line;
 use crate::blocked::{PLAIN_LOOP_BYTES as CACHED_BYTES, PREFETCH_AHEAD as AHEAD};
 use crate::prefetch::{Level, NEAR, hint_step, prefetch_stream, prefetch_to, prefetch_walk};
 use crate::sbbf::{Block, BlockMask, block_index};
@@ -25,8 +26,24 @@ pub(crate) trait Slots {
     fn set(&self, slot: &mut Self::Slot, hash: u64);
 }
 
-/// The blocked filter's lines, with `k` bits per key: slot `(hash * total) >> 64`.
-pub(crate) struct Lines(pub u32);
+/// The blocked filter's lines, with `k` bits per key, set on the chosen SIMD path: slot
+/// `(hash * total) >> 64`.
+pub(crate) struct Lines {
+    k: u32,
+    path: SimdPath,
+}
+
+impl Lines {
+    /// The lines of a filter with `k` probes per key.
+    pub(crate) fn new(k: u32) -> Self {
+        Self::on(arch::simd_path(), k)
+    }
+
+    /// [`Self::new`] on `path` (an available one).
+    pub(crate) fn on(path: SimdPath, k: u32) -> Self {
+        Lines { k, path }
+    }
+}
 
 impl Slots for Lines {
     type Slot = Line;
@@ -40,7 +57,7 @@ impl Slots for Lines {
     }
     #[inline(always)]
     fn set(&self, slot: &mut Line, hash: u64) {
-        slot.set(mask_for(hash, self.0));
+        arch::set_on(self.path, slot, hash, self.k);
     }
 }
 

@@ -105,6 +105,7 @@ pub mod internals;
 
 pub use blocked::{
     AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef, BuildBuffers, ParFill,
+    SimdPath, simd_path,
 };
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
 pub use counting::{CountingBlockedBloom, CountingBlockedBloomBuilder};

@@ -14,6 +14,7 @@
 //! and `setops.rs` union, intersection and the estimates from the fill. The byte layout itself
 //! is `crate::format`'s.
 
+pub(crate) mod arch;
 mod atomic;
 mod batch;
 mod batch_asm;
@@ -25,6 +26,7 @@ pub(crate) mod setops;
 pub mod simd;
 mod view;
 
+pub use arch::{SimdPath, simd_path};
 pub use atomic::AtomicBlockedBloom;
 pub use simd::{LINE_BITS, Line, MAX_HASHES};
 pub use view::{AlignedBytes, BlockedBloomRef};
@@ -42,7 +44,6 @@ pub(crate) use partition::{
     MIN_THREADS as PARTITION_MIN_THREADS, MIN_THREADS_KEPT as PARTITION_MIN_THREADS_KEPT,
     fills as partitioned_fill, use_for as partitions,
 };
-use simd::{lookup_mask_for, mask_for};
 
 /// A register-blocked Bloom filter: one cache line per key.
 ///
@@ -181,14 +182,14 @@ impl BlockedBloom {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
         if let Some(line) = line_for_mut(&mut self.lines, hash) {
-            line.set(mask_for(hash, self.hashes));
+            arch::set(line, hash, self.hashes);
         }
     }
 
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        line_for(&self.lines, hash).test(lookup_mask_for(hash, self.hashes))
+        arch::test(line_for(&self.lines, hash), hash, self.hashes)
     }
 
     /// Probes per key.

@@ -29,7 +29,7 @@
 use rayon::prelude::*;
 
 use super::pages::LineBuf;
-use super::simd::{Line, mask_for};
+use super::simd::Line;
 use super::{BlockedBloom, line_index};
 use crate::prefetch::{Level, prefetch_to};
 
@@ -452,7 +452,7 @@ fn insert_run(
                     if let Some(line) = ahead.next() {
                         prefetch_to(Level::L2, line);
                     }
-                    here[line_index(h, total) - offset].set(mask_for(h, k));
+                    super::arch::set(&mut here[line_index(h, total) - offset], h, k);
                 }
             });
         }

@@ -135,11 +135,7 @@ const fn interleaved() -> u32x16 {
 }
 
 /// The tables of the hand-written loops of `batch_asm/`, as memory they can address.
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "avx512f",
-    target_feature = "bmi2"
-))]
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod tables {
     use super::{ENABLE_FIRST, ENABLE_SECOND, SALT_BOTH, table_row};
 
@@ -161,6 +157,22 @@ pub(crate) mod tables {
     pub(crate) fn enable_row_second(k: u32) -> &'static [u64; 64] {
         bytemuck::cast_ref(&ENABLE_SECOND[table_row(k)])
     }
+}
+
+/// [`SALT_BOTH`] as an array: the salts of the AVX2 and AVX-512 paths (`arch.rs`).
+#[inline(always)]
+pub(crate) const fn salt_lanes() -> [u32; 16] {
+    const LANES: [u32; 16] = SALT_BOTH.to_array();
+    LANES
+}
+
+/// The enable patterns of a key with `hash` and `k` probes: its first bits' (all ones in the
+/// words used) and its second bits' (1 in the words used; only read for k > 8), as
+/// [`mask_for`] applies them.
+#[inline(always)]
+pub(crate) fn enable_words(hash: u64, k: u32) -> (&'static [u64; 8], &'static [u64; 8]) {
+    let (row, r) = (table_row(k), ((hash >> 32) & 7) as usize);
+    (&ENABLE_FIRST[row][r].0, &ENABLE_SECOND[row][r].0)
 }
 
 /// The row of the enable tables for `hashes` probes: `hashes - 1` for 1..=16, another row

@@ -14,7 +14,7 @@ use super::batch::{
     contains_hashes_in, contains_keys_in, count_contained_in, par_contains_hashes_in,
 };
 use super::setops::{current_fpr_of, estimated_items_of, ones_in};
-use super::simd::{LINE_BITS, Line, lookup_mask_for};
+use super::simd::{LINE_BITS, Line};
 use super::{BlockedBloom, line_for};
 use crate::error::{Error, Result};
 use crate::filter::FilterKind;
@@ -104,7 +104,7 @@ impl<'a> BlockedBloomRef<'a> {
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        line_for(self.lines, hash).test(lookup_mask_for(hash, self.hashes))
+        super::arch::test(line_for(self.lines, hash), hash, self.hashes)
     }
 
     /// Batched, prefetching lookup, as [`BlockedBloom::contains_hashes`]: `out[i] =

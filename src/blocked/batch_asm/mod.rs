@@ -33,45 +33,69 @@
 //! cache the inserts prefetch and stay portable.
 //!
 //! Three probes: k < 8 (one bit in the words the rotation enables), k = 8 (one bit in every
-//! word: no enable pattern) and k > 8 (a second bit in some words). Only in builds with
-//! AVX-512 and BMI2 (`cfg(target_feature = ...)`; every AVX-512 CPU has
-//! BMI2); elsewhere these say so (`None`, `false`) and the caller runs its portable loop.
+//! word: no enable pattern) and k > 8 (a second bit in some words). Compiled into every x86-64
+//! build inside `#[target_feature]` functions and run on the AVX-512 path only
+//! (`arch::SimdPath::Avx512`: AVX-512F, AVX-512DQ for `kortestb`, BMI2 for `mulx`); on other
+//! paths these say so (`None`, `false`) and the caller runs the loop compiled for its path.
 
+use super::arch::SimdPath;
 use super::simd::Line;
 
 /// How many of `hashes` may be in `lines` with `k` probes, or `None` when this path does not
-/// apply (no AVX-512, no lines, k outside 1..=16). `ahead`: prefetch each key's line `AHEAD`
-/// (256) keys early.
+/// apply (another SIMD path, no lines, k outside 1..=16). `ahead`: prefetch each key's line
+/// `AHEAD` (256) keys early. `path` must be available.
 #[inline]
-pub(crate) fn count(lines: &[Line], k: u32, hashes: &[u64], ahead: bool) -> Option<usize> {
-    imp::count(lines, k, hashes, ahead)
+pub(crate) fn count(
+    path: SimdPath,
+    lines: &[Line],
+    k: u32,
+    hashes: &[u64],
+    ahead: bool,
+) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if path == SimdPath::Avx512 {
+        // SAFETY: the AVX-512 path is available only on CPUs with AVX-512F, AVX-512DQ and
+        // BMI2, the features `imp` enables.
+        return unsafe { imp::count(lines, k, hashes, ahead) };
+    }
+    let _ = (path, lines, k, hashes, ahead);
+    None
 }
 
 /// Inserts every one of `hashes` into `lines` with `k` probes (the same bits as one by one),
 /// or returns `false` (and writes nothing) when this path does not apply.
 #[inline]
-pub(crate) fn insert(lines: &mut [Line], k: u32, hashes: &[u64]) -> bool {
-    imp::insert(lines, k, hashes)
+pub(crate) fn insert(path: SimdPath, lines: &mut [Line], k: u32, hashes: &[u64]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if path == SimdPath::Avx512 {
+        // SAFETY: as in `count`.
+        return unsafe { imp::insert(lines, k, hashes) };
+    }
+    let _ = (path, lines, k, hashes);
+    false
 }
 
 /// `out[i]` = whether `hashes[i]` may be in `lines`, for slices of equal length; `false` (and
 /// nothing written) when this path does not apply. `ahead` as for [`count`].
 #[inline]
 pub(crate) fn contains(
+    path: SimdPath,
     lines: &[Line],
     k: u32,
     hashes: &[u64],
     out: &mut [bool],
     ahead: bool,
 ) -> bool {
-    imp::contains(lines, k, hashes, out, ahead)
+    #[cfg(target_arch = "x86_64")]
+    if path == SimdPath::Avx512 {
+        // SAFETY: as in `count`.
+        return unsafe { imp::contains(lines, k, hashes, out, ahead) };
+    }
+    let _ = (path, lines, k, hashes, out, ahead);
+    false
 }
 
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "avx512f",
-    target_feature = "bmi2"
-))]
+#[cfg(target_arch = "x86_64")]
 mod imp {
     use super::super::lookahead::AHEAD;
     use super::super::simd::mask_for;
@@ -444,6 +468,7 @@ mod imp {
         };
     }
 
+    #[target_feature(enable = "avx512f,avx512dq,avx2,bmi2")]
     pub(super) fn count(lines: &[Line], k: u32, hashes: &[u64], ahead: bool) -> Option<usize> {
         let p = plan(lines, k, hashes, ahead)?;
         let mut found: u64 = 0;
@@ -473,6 +498,7 @@ mod imp {
         Some(found as usize + tail)
     }
 
+    #[target_feature(enable = "avx512f,avx512dq,avx2,bmi2")]
     pub(super) fn insert(lines: &mut [Line], k: u32, hashes: &[u64]) -> bool {
         let Some(p) = plan(lines, k, hashes, false) else {
             return false;
@@ -510,6 +536,7 @@ mod imp {
         true
     }
 
+    #[target_feature(enable = "avx512f,avx512dq,avx2,bmi2")]
     pub(super) fn contains(
         lines: &[Line],
         k: u32,
@@ -548,27 +575,6 @@ mod imp {
             *o = portable(lines, k, h);
         }
         true
-    }
-}
-
-#[cfg(not(all(
-    target_arch = "x86_64",
-    target_feature = "avx512f",
-    target_feature = "bmi2"
-)))]
-mod imp {
-    use super::Line;
-
-    pub(super) fn count(_: &[Line], _: u32, _: &[u64], _: bool) -> Option<usize> {
-        None
-    }
-
-    pub(super) fn insert(_: &mut [Line], _: u32, _: &[u64]) -> bool {
-        false
-    }
-
-    pub(super) fn contains(_: &[Line], _: u32, _: &[u64], _: &mut [bool], _: bool) -> bool {
-        false
     }
 }
 

@@ -1,12 +1,20 @@
 //! Tests of the AVX-512 loops against the portable path, key by key: answers, counts and
 //! inserted bits for every k, many line counts and batch lengths, hits and misses, extreme
-//! hashes. Where the loops do not compile, they check that every call says so (`None`,
-//! `false`) and writes nothing, so the callers run the portable loops.
+//! hashes. On a CPU without the AVX-512 path, and on every other path, they check that every
+//! call says so (`None`, `false`) and writes nothing, so the callers run their own loops.
 
 use super::super::line_for;
 use super::super::simd::mask_for;
 use super::*;
 use crate::hash::mix64;
+
+/// The path the loops run on here: AVX-512 where the CPU has it, else the best it has (where
+/// every call must decline).
+fn best() -> SimdPath {
+    *SimdPath::available()
+        .last()
+        .expect("portable is always available")
+}
 
 /// Lines of random bits, dense enough that about half of all tests pass.
 fn random_lines(n: usize, seed: u64) -> Vec<Line> {
@@ -36,20 +44,16 @@ fn answers_as_the_portable_test_for_every_k_length_and_line_count() {
                     .collect();
                 // Starts `true` everywhere, so a byte the loop skips shows.
                 let mut got = vec![true; len];
-                if contains(&lines, k, &hashes, &mut got, ahead) {
+                if contains(best(), &lines, k, &hashes, &mut got, ahead) {
                     assert_eq!(got, want, "n {n} k {k} len {len} ahead {ahead}");
                 }
-                if let Some(found) = count(&lines, k, &hashes, ahead) {
+                if let Some(found) = count(best(), &lines, k, &hashes, ahead) {
                     let expected = want.iter().filter(|&&b| b).count();
                     assert_eq!(found, expected, "n {n} k {k} len {len} ahead {ahead}");
                 }
                 // The path applies exactly where it should.
-                let applies = cfg!(all(
-                    target_arch = "x86_64",
-                    target_feature = "avx512f",
-                    target_feature = "bmi2"
-                ));
-                assert_eq!(count(&lines, k, &hashes, ahead).is_some(), applies);
+                let applies = best() == SimdPath::Avx512;
+                assert_eq!(count(best(), &lines, k, &hashes, ahead).is_some(), applies);
             }
         }
     }
@@ -82,35 +86,29 @@ fn inserts_set_the_bits_of_one_by_one_inserts() {
                     .collect();
                 let want = inserted_one_by_one(&lines, k, &hashes);
                 let mut got = lines.clone();
-                if insert(&mut got, k, &hashes) {
+                if insert(best(), &mut got, k, &hashes) {
                     assert_eq!(got, want, "n {n} k {k} len {len}");
                 } else {
                     assert_eq!(got, lines, "nothing written when the path does not apply");
                 }
-                let applies = cfg!(all(
-                    target_arch = "x86_64",
-                    target_feature = "avx512f",
-                    target_feature = "bmi2"
-                ));
-                assert_eq!(insert(&mut lines.clone(), k, &hashes), applies);
+                let applies = best() == SimdPath::Avx512;
+                assert_eq!(insert(best(), &mut lines.clone(), k, &hashes), applies);
             }
         }
     }
-    assert!(!insert(&mut [], 6, &[1, 2, 3, 4]));
-    assert!(!insert(&mut random_lines(3, 1), 0, &[1, 2, 3, 4]));
+    assert!(!insert(best(), &mut [], 6, &[1, 2, 3, 4]));
+    assert!(!insert(best(), &mut random_lines(3, 1), 0, &[1, 2, 3, 4]));
 }
 
 /// Where the loops compile: a filter filled by the portable one-by-one insert answers the
 /// keys it holds (hits) and keys it never saw (misses) through the loops exactly as through
 /// the portable test, key by key, with and without prefetching; and the loops' insert of
 /// the same keys sets the same bits. Line counts from 1 to past `CACHED_BYTES` (2 MiB).
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "avx512f",
-    target_feature = "bmi2"
-))]
 #[test]
 fn filters_of_inserted_keys_answer_as_the_portable_path() {
+    if best() != SimdPath::Avx512 {
+        return;
+    }
     for n in [1usize, 5, 300, 4099, 40_000] {
         for k in 1..=16u32 {
             let keys = n * 4;
@@ -120,7 +118,7 @@ fn filters_of_inserted_keys_answer_as_the_portable_path() {
             let empty = vec![Line::ZERO; n];
             let portable = inserted_one_by_one(&empty, k, &inserted);
             let mut looped = empty.clone();
-            assert!(insert(&mut looped, k, &inserted), "n {n} k {k}");
+            assert!(insert(best(), &mut looped, k, &inserted), "n {n} k {k}");
             assert_eq!(looped, portable, "n {n} k {k}");
             let misses = (0..keys as u64).map(|i| mix64(!i ^ (k as u64) << 52));
             let probe: Vec<u64> = inserted.iter().copied().chain(misses).collect();
@@ -137,10 +135,10 @@ fn filters_of_inserted_keys_answer_as_the_portable_path() {
                 // Both starting values, so that a byte the loop skips shows either way.
                 for start in [false, true] {
                     let mut got = vec![start; probe.len()];
-                    assert!(contains(&portable, k, &probe, &mut got, ahead));
+                    assert!(contains(best(), &portable, k, &probe, &mut got, ahead));
                     assert_eq!(got, want, "n {n} k {k} ahead {ahead}");
                 }
-                assert_eq!(count(&portable, k, &probe, ahead), Some(found));
+                assert_eq!(count(best(), &portable, k, &probe, ahead), Some(found));
             }
         }
     }
@@ -166,12 +164,12 @@ fn extreme_hashes_stay_in_their_lines() {
             .collect();
         for ahead in [false, true] {
             let mut got = [false; 8];
-            if contains(&lines, k, &hashes, &mut got, ahead) {
+            if contains(best(), &lines, k, &hashes, &mut got, ahead) {
                 assert_eq!(&got[..], &want[..], "k {k}");
             }
         }
         let mut got = lines.clone();
-        if insert(&mut got, k, &hashes) {
+        if insert(best(), &mut got, k, &hashes) {
             assert_eq!(got, inserted_one_by_one(&lines, k, &hashes), "k {k}");
         }
     }
@@ -181,7 +179,20 @@ fn extreme_hashes_stay_in_their_lines() {
 fn mismatched_lengths_and_empty_lines_take_the_portable_path() {
     let lines = random_lines(4, 1);
     let mut out = [false; 3];
-    assert!(!contains(&lines, 6, &[1, 2, 3, 4], &mut out, false));
-    assert!(!contains(&[], 6, &[1, 2, 3], &mut out, true));
-    assert_eq!(count(&[], 6, &[1, 2, 3, 4], false), None);
+    assert!(!contains(best(), &lines, 6, &[1, 2, 3, 4], &mut out, false));
+    assert!(!contains(best(), &[], 6, &[1, 2, 3], &mut out, true));
+    assert_eq!(count(best(), &[], 6, &[1, 2, 3, 4], false), None);
+}
+
+#[test]
+fn every_other_path_declines() {
+    let mut lines = random_lines(4, 1);
+    let mut out = [false; 4];
+    for path in SimdPath::available() {
+        if path != SimdPath::Avx512 {
+            assert_eq!(count(path, &lines, 6, &[1, 2, 3, 4], false), None);
+            assert!(!contains(path, &lines, 6, &[1, 2, 3, 4], &mut out, false));
+            assert!(!insert(path, &mut lines, 6, &[1, 2, 3, 4]));
+        }
+    }
 }

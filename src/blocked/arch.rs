@@ -1,0 +1,428 @@
+//! The engine's SIMD paths, all compiled into every build and chosen once at run time.
+//!
+//! `simd.rs` is the portable path: `wide` vectors, whose instructions are fixed when the crate
+//! is compiled (`cfg(target_feature)`), so a dependent's ordinary build (no `target-cpu` flag)
+//! gets SSE2 there. This file adds the same mask, test and set written with AVX2 and with
+//! AVX-512 intrinsics in `#[target_feature]` functions, so every x86-64 build carries them,
+//! and [`simd_path`] picks the best one the CPU has (`is_x86_feature_detected!`, once, cached
+//! in an atomic). The environment variable `LINEBLOOM_SIMD` (`portable`, `avx2` or `avx512`),
+//! read at that moment, lowers the choice for comparisons; it never raises it past the CPU.
+//!
+//! One-key calls ([`test`], [`set`]) branch on the cached path and call the path's function;
+//! where the build enables its features the call inlines. Loops over many keys are compiled
+//! once per path ([`Kernel`], and the `per_path!` wrappers of `batch.rs`), so the branch is
+//! taken once per batch and the kernel inlines into the loop.
+//!
+//! Every path sets and tests exactly the bits of `simd::mask_for` (the scalar definition is
+//! `simd::mask_for_scalar`); the tests run each path the CPU has against the portable one.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::simd::{Line, lookup_mask_for, mask_for};
+
+/// The instructions the engine's kernels run, from slowest to fastest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SimdPath {
+    /// `wide`'s vectors as the build compiled them (SSE2 in a build without `target-cpu`
+    /// flags on x86-64; NEON on aarch64): every CPU.
+    Portable,
+    /// 256-bit AVX2 intrinsics (x86-64 CPUs with AVX2).
+    Avx2,
+    /// 512-bit AVX-512 intrinsics and the hand-written batched loops (x86-64 CPUs with
+    /// AVX-512F, AVX-512DQ, AVX2 and BMI2).
+    Avx512,
+}
+
+impl SimdPath {
+    /// The path's name, as `LINEBLOOM_SIMD` takes it and the report prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SimdPath::Portable => "portable",
+            SimdPath::Avx2 => "avx2",
+            SimdPath::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn is_available(self) -> bool {
+        match self {
+            SimdPath::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            SimdPath::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512dq")
+                    && std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("bmi2")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// Every path this CPU can run, slowest first.
+    pub fn available() -> Vec<SimdPath> {
+        [SimdPath::Portable, SimdPath::Avx2, SimdPath::Avx512]
+            .into_iter()
+            .filter(|p| p.is_available())
+            .collect()
+    }
+
+    fn from_code(code: u8) -> SimdPath {
+        match code {
+            2 => SimdPath::Avx2,
+            3 => SimdPath::Avx512,
+            _ => SimdPath::Portable,
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            SimdPath::Portable => 1,
+            SimdPath::Avx2 => 2,
+            SimdPath::Avx512 => 3,
+        }
+    }
+}
+
+impl std::fmt::Display for SimdPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The chosen path's code (0: not chosen yet).
+static CHOSEN: AtomicU8 = AtomicU8::new(0);
+
+/// The SIMD path the filters run on this CPU: the fastest it has, or a lower one that
+/// `LINEBLOOM_SIMD` asks for. Chosen at the first call and fixed for the process.
+///
+/// ```
+/// let path = linebloom::simd_path();
+/// assert!(path.is_available());
+/// println!("linebloom runs its {path} path");
+/// ```
+#[inline]
+pub fn simd_path() -> SimdPath {
+    match CHOSEN.load(Ordering::Relaxed) {
+        0 => choose(),
+        code => SimdPath::from_code(code),
+    }
+}
+
+#[cold]
+fn choose() -> SimdPath {
+    let best = SimdPath::available().pop().unwrap_or(SimdPath::Portable);
+    let asked = std::env::var("LINEBLOOM_SIMD").ok().and_then(|v| {
+        [SimdPath::Portable, SimdPath::Avx2, SimdPath::Avx512]
+            .into_iter()
+            .find(|p| p.name() == v.trim().to_ascii_lowercase())
+    });
+    let path = asked.map_or(best, |a| a.min(best));
+    CHOSEN.store(path.code(), Ordering::Relaxed);
+    path
+}
+
+/// One path's mask, test and set of a key in its line: exactly the bits of
+/// [`mask_for`] with `k` probes (1..=16).
+///
+/// # Safety
+/// The methods may only run on a CPU that has the implementor's path
+/// ([`SimdPath::is_available`]).
+pub(crate) trait Kernel {
+    /// Whether every bit of `hash`'s mask is set in `line`.
+    unsafe fn test(line: &Line, hash: u64, k: u32) -> bool;
+    /// Sets `hash`'s mask in `line`.
+    unsafe fn set(line: &mut Line, hash: u64, k: u32);
+}
+
+/// The portable path (`simd.rs`).
+pub(crate) struct Portable;
+
+impl Kernel for Portable {
+    #[inline(always)]
+    unsafe fn test(line: &Line, hash: u64, k: u32) -> bool {
+        line.test(lookup_mask_for(hash, k))
+    }
+    #[inline(always)]
+    unsafe fn set(line: &mut Line, hash: u64, k: u32) {
+        line.set(mask_for(hash, k));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::{Avx2, Avx512};
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::super::simd::{Line, enable_words, salt_lanes};
+    use super::Kernel;
+
+    /// The AVX2 path: the line as two 256-bit halves.
+    pub(crate) struct Avx2;
+
+    /// The AVX2 mask of `hash` with `k` probes, as two halves of four 64-bit words. `lookup`:
+    /// k = 8 skips the enable pattern (it is all ones), as `lookup_mask_for` does.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn mask_avx2(hash: u64, k: u32, lookup: bool) -> [__m256i; 2] {
+        let salts: [__m256i; 2] = bytemuck::cast(salt_lanes());
+        let x = _mm256_set1_epi32(hash as i32);
+        let p = [
+            _mm256_mullo_epi32(x, salts[0]),
+            _mm256_mullo_epi32(x, salts[1]),
+        ];
+        let one = _mm256_set1_epi64x(1);
+        let first = p.map(|p| _mm256_sllv_epi64(one, _mm256_srli_epi64::<58>(p)));
+        if lookup && k == 8 {
+            return first;
+        }
+        let (enable, second) = enable_words(hash, k);
+        let enable: [__m256i; 2] = bytemuck::cast(*enable);
+        if k <= 8 {
+            return [
+                _mm256_and_si256(first[0], enable[0]),
+                _mm256_and_si256(first[1], enable[1]),
+            ];
+        }
+        let second: [__m256i; 2] = bytemuck::cast(*second);
+        let m63 = _mm256_set1_epi64x(63);
+        let at = |p| _mm256_and_si256(_mm256_srli_epi64::<26>(p), m63);
+        [
+            _mm256_or_si256(first[0], _mm256_sllv_epi64(second[0], at(p[0]))),
+            _mm256_or_si256(first[1], _mm256_sllv_epi64(second[1], at(p[1]))),
+        ]
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn test_avx2(line: &Line, hash: u64, k: u32) -> bool {
+        let m = mask_avx2(hash, k, true);
+        let l: [__m256i; 2] = bytemuck::cast(line.0);
+        let missing = _mm256_or_si256(
+            _mm256_andnot_si256(l[0], m[0]),
+            _mm256_andnot_si256(l[1], m[1]),
+        );
+        _mm256_testz_si256(missing, missing) == 1
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn set_avx2(line: &mut Line, hash: u64, k: u32) {
+        let m = mask_avx2(hash, k, false);
+        let l: [__m256i; 2] = bytemuck::cast(line.0);
+        line.0 = bytemuck::cast([_mm256_or_si256(l[0], m[0]), _mm256_or_si256(l[1], m[1])]);
+    }
+
+    impl Kernel for Avx2 {
+        #[inline(always)]
+        unsafe fn test(line: &Line, hash: u64, k: u32) -> bool {
+            // SAFETY: the caller runs this path only where the CPU has AVX2 (the trait's
+            // contract).
+            unsafe { test_avx2(line, hash, k) }
+        }
+        #[inline(always)]
+        unsafe fn set(line: &mut Line, hash: u64, k: u32) {
+            // SAFETY: as in `test`.
+            unsafe { set_avx2(line, hash, k) }
+        }
+    }
+
+    /// The AVX-512 path: the line as one 512-bit register.
+    pub(crate) struct Avx512;
+
+    /// [`mask_avx2`] in one 512-bit register.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn mask_avx512(hash: u64, k: u32, lookup: bool) -> __m512i {
+        let salts: __m512i = bytemuck::cast(salt_lanes());
+        let p = _mm512_mullo_epi32(_mm512_set1_epi32(hash as i32), salts);
+        let first = _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_srli_epi64::<58>(p));
+        if lookup && k == 8 {
+            return first;
+        }
+        let (enable, second) = enable_words(hash, k);
+        let enable: __m512i = bytemuck::cast(*enable);
+        if k <= 8 {
+            return _mm512_and_si512(first, enable);
+        }
+        let second: __m512i = bytemuck::cast(*second);
+        let at = _mm512_and_si512(_mm512_srli_epi64::<26>(p), _mm512_set1_epi64(63));
+        _mm512_or_si512(first, _mm512_sllv_epi64(second, at))
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn test_avx512(line: &Line, hash: u64, k: u32) -> bool {
+        let m = mask_avx512(hash, k, true);
+        let l: __m512i = bytemuck::cast(line.0);
+        let missing = _mm512_andnot_si512(l, m);
+        _mm512_test_epi64_mask(missing, missing) == 0
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn set_avx512(line: &mut Line, hash: u64, k: u32) {
+        let m = mask_avx512(hash, k, false);
+        let l: __m512i = bytemuck::cast(line.0);
+        line.0 = bytemuck::cast(_mm512_or_si512(l, m));
+    }
+
+    impl Kernel for Avx512 {
+        #[inline(always)]
+        unsafe fn test(line: &Line, hash: u64, k: u32) -> bool {
+            // SAFETY: the caller runs this path only where the CPU has AVX-512F (the trait's
+            // contract).
+            unsafe { test_avx512(line, hash, k) }
+        }
+        #[inline(always)]
+        unsafe fn set(line: &mut Line, hash: u64, k: u32) {
+            // SAFETY: as in `test`.
+            unsafe { set_avx512(line, hash, k) }
+        }
+    }
+}
+
+/// Whether every bit of `hash`'s mask (`k` probes) is set in `line`, on `path`, which must be
+/// available (a lower path than the CPU's best is always safe to ask for).
+#[inline(always)]
+pub(crate) fn test_on(path: SimdPath, line: &Line, hash: u64, k: u32) -> bool {
+    match path {
+        // SAFETY: `simd_path` and `SimdPath::available` name only paths the CPU has; the
+        // callers pass one of those.
+        #[cfg(target_arch = "x86_64")]
+        SimdPath::Avx512 => unsafe { Avx512::test(line, hash, k) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        SimdPath::Avx2 => unsafe { Avx2::test(line, hash, k) },
+        // SAFETY: the portable path runs everywhere.
+        _ => unsafe { Portable::test(line, hash, k) },
+    }
+}
+
+/// Sets `hash`'s mask (`k` probes) in `line`, on `path` (as for [`test_on`]).
+#[inline(always)]
+pub(crate) fn set_on(path: SimdPath, line: &mut Line, hash: u64, k: u32) {
+    match path {
+        // SAFETY: as in `test_on`.
+        #[cfg(target_arch = "x86_64")]
+        SimdPath::Avx512 => unsafe { Avx512::set(line, hash, k) },
+        // SAFETY: as in `test_on`.
+        #[cfg(target_arch = "x86_64")]
+        SimdPath::Avx2 => unsafe { Avx2::set(line, hash, k) },
+        // SAFETY: the portable path runs everywhere.
+        _ => unsafe { Portable::set(line, hash, k) },
+    }
+}
+
+/// [`test_on`] the chosen path.
+#[inline(always)]
+pub(crate) fn test(line: &Line, hash: u64, k: u32) -> bool {
+    test_on(simd_path(), line, hash, k)
+}
+
+/// [`set_on`] the chosen path.
+#[inline(always)]
+pub(crate) fn set(line: &mut Line, hash: u64, k: u32) {
+    set_on(simd_path(), line, hash, k)
+}
+
+/// Defines `fn $name(path: SimdPath, args...)` that runs the generic
+/// `unsafe fn $generic::<K: Kernel>(args...)` compiled once per path: for AVX2 and AVX-512
+/// inside a `#[target_feature]` function, so the kernel inlines into the loop and the path is
+/// chosen once per call, not per key. `path` must be available.
+macro_rules! per_path {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?
+        = $generic:ident;) => {
+        $(#[$meta])*
+        #[inline]
+        $vis fn $name(path: $crate::blocked::arch::SimdPath, $($arg: $ty),*) $(-> $ret)? {
+            use $crate::blocked::arch::SimdPath;
+            match path {
+                #[cfg(target_arch = "x86_64")]
+                SimdPath::Avx512 => {
+                    #[target_feature(enable = "avx512f,avx512dq,avx2,bmi2")]
+                    unsafe fn run($($arg: $ty),*) $(-> $ret)? {
+                        // SAFETY: this function runs only on the AVX-512 path.
+                        unsafe { $generic::<$crate::blocked::arch::Avx512>($($arg),*) }
+                    }
+                    // SAFETY: the caller passes an available path.
+                    unsafe { run($($arg),*) }
+                }
+                #[cfg(target_arch = "x86_64")]
+                SimdPath::Avx2 => {
+                    #[target_feature(enable = "avx2")]
+                    unsafe fn run($($arg: $ty),*) $(-> $ret)? {
+                        // SAFETY: this function runs only on the AVX2 path.
+                        unsafe { $generic::<$crate::blocked::arch::Avx2>($($arg),*) }
+                    }
+                    // SAFETY: the caller passes an available path.
+                    unsafe { run($($arg),*) }
+                }
+                // SAFETY: the portable path runs everywhere.
+                _ => unsafe { $generic::<$crate::blocked::arch::Portable>($($arg),*) },
+            }
+        }
+    };
+}
+pub(crate) use per_path;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocked::simd::mask_for_scalar;
+    use crate::hash::mix64;
+
+    #[test]
+    fn every_path_sets_and_tests_the_portable_bits() {
+        let paths = SimdPath::available();
+        assert_eq!(paths[0], SimdPath::Portable);
+        for &path in &paths {
+            for k in 1..=16 {
+                for i in 0..5_000u64 {
+                    let h = mix64(i ^ (u64::from(k) << 40));
+                    let mut line = Line::ZERO;
+                    set_on(path, &mut line, h, k);
+                    assert_eq!(line, mask_for_scalar(h, k), "{path} k={k} h={h:x}");
+                    assert!(test_on(path, &line, h, k));
+                    // Every single bit cleared makes the test fail.
+                    for w in 0..16 {
+                        let mut bits = line.0[w];
+                        while bits != 0 {
+                            let bit = bits & bits.wrapping_neg();
+                            let mut missing = line;
+                            missing.0[w] &= !bit;
+                            assert!(!test_on(path, &missing, h, k), "{path} k={k}");
+                            bits &= bits - 1;
+                        }
+                    }
+                    // On a random line, every path answers as the portable one.
+                    let mut noisy = Line(std::array::from_fn(|w| mix64(i * 16 + w as u64) as u32));
+                    assert_eq!(
+                        test_on(path, &noisy, h, k),
+                        test_on(SimdPath::Portable, &noisy, h, k)
+                    );
+                    let mut want = noisy;
+                    set_on(SimdPath::Portable, &mut want, h, k);
+                    set_on(path, &mut noisy, h, k);
+                    assert_eq!(noisy, want, "{path} k={k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_chosen_path_is_available_and_named() {
+        let path = simd_path();
+        assert!(path.is_available());
+        assert_eq!(simd_path(), path, "fixed for the process");
+        assert!(["portable", "avx2", "avx512"].contains(&path.name()));
+        // Without LINEBLOOM_SIMD it is the best path the CPU has.
+        if std::env::var_os("LINEBLOOM_SIMD").is_none() {
+            assert_eq!(Some(&path), SimdPath::available().last());
+        }
+    }
+}
