@@ -5,7 +5,7 @@
 
 mod commands;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use commands::{files, fpr, parquet, redis, report, tune};
 use std::io::Write;
 use std::process::ExitCode;
@@ -84,7 +84,19 @@ impl From<linebloom::Error> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `--version` names the SIMD path too, which is known only at run time.
+    let version = format!(
+        "{} (SIMD path: {})",
+        env!("CARGO_PKG_VERSION"),
+        linebloom::simd_path()
+    );
+    // clap keeps the text for the process's life: leaking this one string is that.
+    let version: &'static str = Box::leak(version.into_boxed_str());
+    let matches = Cli::command().version(version).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Report(args) => report::run(args),
         Command::Tune(args) => tune::run(args),

@@ -291,3 +291,57 @@ fn fpr_measures_the_counting_and_scalable_filters() {
     ]));
     assert_usage_failure(&o, "scalable");
 }
+
+#[test]
+fn version_and_stats_name_the_simd_path_and_the_variable_lowers_it() {
+    let best = linebloom::simd_path();
+    let o = run(linebloom().arg("--version"));
+    assert!(o.status.success());
+    assert!(
+        stdout(&o).contains(&format!("SIMD path: {best}")),
+        "{}",
+        stdout(&o)
+    );
+    for (asked, want) in [
+        ("portable", "portable"),
+        ("PORTABLE", "portable"),
+        ("nonsense", best.name()),
+    ] {
+        let o = run(linebloom().arg("--version").env("LINEBLOOM_SIMD", asked));
+        assert!(
+            stdout(&o).contains(&format!("SIMD path: {want}")),
+            "{asked}: {}",
+            stdout(&o)
+        );
+    }
+    // A higher path than the CPU has is never taken.
+    let o = run(linebloom().arg("--version").env("LINEBLOOM_SIMD", "avx512"));
+    assert!(stdout(&o).contains(&format!(
+        "SIMD path: {}",
+        best.min(linebloom::SimdPath::Avx512)
+    )));
+    let dir = scratch("simd-path");
+    let keys = write_keys(&dir, 1_000);
+    let (o, file) = build(&dir, "blocked", &keys, &["--fpr", "0.01"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(linebloom()
+        .args(["stats", "--json"])
+        .arg(&file)
+        .env("LINEBLOOM_SIMD", "portable"));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["simd_path"], "portable");
+    // Every path answers the same keys alike.
+    let mut answers = Vec::new();
+    for path in linebloom::SimdPath::available() {
+        let o = run(linebloom()
+            .arg("query")
+            .arg(&file)
+            .arg("--input")
+            .arg(&keys)
+            .env("LINEBLOOM_SIMD", path.name()));
+        assert!(o.status.success());
+        answers.push(stdout(&o));
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]));
+    assert!(!answers[0].contains("\tno"));
+}

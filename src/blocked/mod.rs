@@ -1,8 +1,8 @@
 //! The engine: a register-blocked Bloom filter.
 //!
 //! Every key touches exactly one 64-byte, 64-byte-aligned [`Line`]; all its k probe bits live in
-//! that line, and are set and tested with one 512-bit mask (`simd.rs`, the only file here that
-//! names a vector type). The line is chosen by multiply-shift on the high bits of the key's
+//! that line, and are set and tested with one 512-bit mask (`simd.rs` the portable path,
+//! `arch.rs` the AVX2 and AVX-512 paths and the run-time choice among them). The line is chosen by multiply-shift on the high bits of the key's
 //! 64-bit hash, the bits inside it from the low bits (see `simd.rs` for the scheme and why it is
 //! the one, and [`crate::model::blocked_fpr`] for its exact FPR model).
 //!

@@ -1,9 +1,10 @@
 //! One 512-bit line's worth of SIMD: build a key's mask, set it, test it.
 //!
-//! This file is the engine's only SIMD seam: everything above it works with [`Line`] and
-//! [`Mask`] and never names a vector type. `wide` picks AVX-512, AVX2 or SSE2 instructions when
-//! the crate is compiled (`cfg(target_feature)`), so the speed of this file depends on the build's
-//! target features (see `.cargo/config.toml` and the README), never its results.
+//! This file is the engine's portable SIMD path and the definition of its bits: the code above
+//! it works with [`Line`] and [`Mask`]. `wide` picks AVX-512, AVX2 or SSE2 instructions when
+//! the crate is compiled (`cfg(target_feature)`), so this path's speed depends on the build's
+//! target features, never its results; `arch.rs` adds the AVX2 and AVX-512 paths that every
+//! x86-64 build carries and chooses among at run time.
 //!
 //! ## The bit-placement scheme ("rotated one-per-word")
 //! A line is 512 bits, seen as eight 64-bit words (stored as sixteen little-endian `u32`, so the

@@ -233,6 +233,7 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
         "bits_per_key": finite(bits_per_key),
         "fill_ratio": filter.fill_ratio(),
         "current_fpr": filter.current_fpr(),
+        "simd_path": linebloom::simd_path().name(),
     });
     let params: Vec<(&str, serde_json::Value)> = match &filter {
         AnyFilter::Blocked(f) => vec![
@@ -330,6 +331,7 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
             filter.expected_fpr(n) * 100.0
         );
     }
+    outln!(text, "simd path         {}", linebloom::simd_path());
     output::print(&text)
 }
 

@@ -30,9 +30,12 @@ pub struct Machine {
     pub build_profile: String,
     /// RUSTFLAGS of this build (`-C target-cpu=native` in this repository).
     pub rustflags: String,
-    /// SIMD and bit-manipulation target features compiled in (these, not the CPU, decide
-    /// which instructions `wide` uses).
+    /// SIMD and bit-manipulation target features compiled in (they decide the instructions of
+    /// the portable path and of the peer crates that choose at compile time).
     pub target_features: Vec<String>,
+    /// The SIMD path linebloom's filters run here (`linebloom::simd_path`): chosen at run
+    /// time from the CPU, whatever the build's target features.
+    pub simd_path: String,
     /// Whether debug assertions were on (figures from such a build are not worth reading).
     pub debug_assertions: bool,
 }
@@ -65,6 +68,7 @@ impl Machine {
             build_profile: env!("LINEBLOOM_BUILD_PROFILE").to_string(),
             rustflags: env!("LINEBLOOM_RUSTFLAGS").to_string(),
             target_features: target_features(),
+            simd_path: linebloom::simd_path().name().to_string(),
             debug_assertions: cfg!(debug_assertions),
         }
     }

@@ -105,6 +105,11 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
         "| Target features compiled in | {} |",
         m.target_features.join(", ")
     );
+    let _ = writeln!(
+        w,
+        "| SIMD path of linebloom's filters | {} (chosen at run time; `LINEBLOOM_SIMD` lowers it) |",
+        m.simd_path
+    );
     let _ = writeln!(w, "| Thread pinning | {} |", report.pinning.note);
     let _ = writeln!(w, "| Date | {} |\n", report.started);
 
