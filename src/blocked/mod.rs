@@ -154,6 +154,13 @@ impl BlockedBloom {
         })
     }
 
+    /// An owned filter over bare lines (no linebloom header), with the probes per key
+    /// (1..=16) and seed they were made with: the owned twin of
+    /// [`BlockedBloomRef::from_lines`], for bits a storage engine keeps in its own blocks.
+    pub fn from_lines(lines: Vec<Line>, hashes: u32, seed: u64) -> Result<Self> {
+        Self::from_parts(lines, hashes, seed)
+    }
+
     /// Rebuilds a filter from its parts (used by deserialisation and the atomic variant).
     pub(crate) fn from_parts(lines: impl Into<LineBuf>, hashes: u32, seed: u64) -> Result<Self> {
         let lines = lines.into();

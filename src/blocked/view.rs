@@ -18,7 +18,7 @@ use super::simd::{LINE_BITS, Line};
 use super::{BlockedBloom, line_for};
 use crate::error::{Error, Result};
 use crate::filter::FilterKind;
-use crate::format::{HEADER_LEN, Shape, parse};
+use crate::format::{HEADER_LEN, Shape, parse, parse_unverified};
 use crate::hash::Key;
 use crate::model;
 
@@ -66,20 +66,95 @@ impl<'a> BlockedBloomRef<'a> {
     /// bytes; an [`Error::InvalidParameter`] when `bytes` does not start on a 64-byte boundary or
     /// the machine is big-endian.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
-        if cfg!(target_endian = "big") {
+        Self::open(bytes, true)
+    }
+
+    /// [`from_bytes`](Self::from_bytes) without the checksum: the header and the exact length
+    /// are checked (constant time, whatever the filter's size), the payload's hash is not. For
+    /// bytes whose integrity something else vouches for (a storage engine's own block
+    /// checksum, a file verified once); [`crate::format::verify`] checks the checksum alone.
+    /// Damaged bits give wrong answers, never a read out of bounds.
+    ///
+    /// ```
+    /// use linebloom::blocked::AlignedBytes;
+    /// use linebloom::{BlockedBloom, BlockedBloomRef};
+    ///
+    /// let mut filter = BlockedBloom::with_fpr(1_000, 0.01)?;
+    /// filter.insert("apple");
+    /// let bytes = AlignedBytes::from_slice(&filter.to_bytes())?;
+    /// let view = BlockedBloomRef::from_bytes_unverified(&bytes)?;
+    /// assert!(view.contains("apple"));
+    /// linebloom::format::verify(&bytes)?; // when the bytes' origin is not trusted
+    /// # Ok::<(), linebloom::Error>(())
+    /// ```
+    pub fn from_bytes_unverified(bytes: &'a [u8]) -> Result<Self> {
+        Self::open(bytes, false)
+    }
+
+    /// Views bare lines that a storage engine keeps in its own blocks (no linebloom header or
+    /// checksum), with the parameters they were made with: `hashes` probes per key (1..=16) and
+    /// the hash `seed`. The bits follow the hash scheme [`crate::format::HASH_SCHEME`]; an
+    /// engine that stores bare lines stores that number and these two beside them, so a later
+    /// scheme is never read as this one. [`BlockedBloom::lines`] gives the lines to store.
+    ///
+    /// ```
+    /// use linebloom::{BlockedBloom, BlockedBloomRef};
+    ///
+    /// let mut filter = BlockedBloom::with_fpr(1_000, 0.01)?;
+    /// filter.insert("apple");
+    /// let (k, seed) = (filter.hashes(), filter.seed());
+    /// let view = BlockedBloomRef::from_lines(filter.lines(), k, seed)?;
+    /// assert!(view.contains("apple"));
+    /// # Ok::<(), linebloom::Error>(())
+    /// ```
+    pub fn from_lines(lines: &'a [Line], hashes: u32, seed: u64) -> Result<Self> {
+        super::check_hashes(hashes)?;
+        if lines.is_empty() {
             return Err(Error::InvalidParameter {
-                name: "target byte order",
-                value: "big-endian".into(),
-                allowed: "little-endian for the zero-copy view (BlockedBloom::from_bytes reads \
-                          the same bytes on any machine)",
+                name: "lines",
+                value: "0".into(),
+                allowed: "at least 1",
             });
         }
+        Ok(Self {
+            lines,
+            hashes,
+            seed,
+            items: 0,
+        })
+    }
+
+    /// [`from_lines`](Self::from_lines) over the lines' bytes as an engine stores them: 64
+    /// bytes per line, little-endian words (what `bytemuck::cast_slice(filter.lines())` gives),
+    /// starting on a 64-byte boundary. An [`Error::InvalidParameter`] for a misaligned buffer, a
+    /// length that is not a positive multiple of 64, or a big-endian machine.
+    pub fn from_raw_bytes(bytes: &'a [u8], hashes: u32, seed: u64) -> Result<Self> {
+        check_little_endian()?;
+        if bytes.is_empty() || !bytes.len().is_multiple_of(size_of::<Line>()) {
+            return Err(Error::InvalidParameter {
+                name: "raw line bytes",
+                value: format!("{} bytes", bytes.len()),
+                allowed: "a positive multiple of 64 (whole lines)",
+            });
+        }
+        let lines = bytemuck::try_cast_slice::<u8, Line>(bytes)
+            .map_err(|_| misaligned(bytes.as_ptr() as usize))?;
+        Self::from_lines(lines, hashes, seed)
+    }
+
+    fn open(bytes: &'a [u8], checksum: bool) -> Result<Self> {
+        check_little_endian()?;
         // The cheap check first: the payload starts HEADER_LEN (a multiple of 64) bytes in.
         let offset = bytes.as_ptr() as usize % std::mem::align_of::<Line>();
         if offset != 0 {
             return Err(misaligned(bytes.as_ptr() as usize));
         }
-        let (header, payload) = parse(bytes, Some(FilterKind::Blocked))?;
+        let kind = Some(FilterKind::Blocked);
+        let (header, payload) = if checksum {
+            parse(bytes, kind)?
+        } else {
+            parse_unverified(bytes, kind)?
+        };
         let Shape::Blocked { hashes, .. } = header.shape else {
             return Err(Error::Corrupt(
                 "the header's kind disagrees with its parameters".into(),
@@ -214,6 +289,19 @@ impl std::fmt::Debug for BlockedBloomRef<'_> {
             .field("recorded_items", &self.items)
             .finish()
     }
+}
+
+/// The view reads the lines' little-endian words in place: only on little-endian machines.
+fn check_little_endian() -> Result<()> {
+    if cfg!(target_endian = "big") {
+        return Err(Error::InvalidParameter {
+            name: "target byte order",
+            value: "big-endian".into(),
+            allowed: "little-endian for the zero-copy view (BlockedBloom::from_bytes reads \
+                      the same bytes on any machine)",
+        });
+    }
+    Ok(())
 }
 
 fn misaligned(address: usize) -> Error {

@@ -79,9 +79,11 @@ mod payload;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "serde")]
+mod serde;
 pub use any::{AnyFilter, read_any};
-pub(crate) use header::parse;
-pub use header::{Header, Shape, read_header};
+pub use header::{Header, Shape, read_header, verify};
+pub(crate) use header::{parse, parse_unverified};
 #[cfg(feature = "redis")]
 pub(crate) use payload::lines_from;
 

@@ -3,11 +3,11 @@
 //! [`SplitBlockBloom`]. Every kind streams its header and payload through a `Checksummed` writer, so `write_to` never holds a second copy of the filter; every reader
 //! goes through `parse` first and allocates no more than the input's own size.
 
-use std::io::Write;
+use std::io::{Read, Write};
 
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::header::{Header, Shape, parse};
+use super::header::{Header, Shape, parse, read_header};
 use super::{CHECKSUM_LEN, HEADER_LEN, check_range, corrupt, into_corrupt, u32_at, u64_at};
 use crate::blocked::{Line, LineBuf, MAX_HASHES, zeroed_lines};
 use crate::error::Result;
@@ -51,6 +51,17 @@ impl<W: Write> Checksummed<W> {
     }
 }
 
+/// Fills `buf` from `input`: a stream that ends first is a truncated filter.
+fn read_all(input: &mut impl Read, buf: &mut [u8]) -> Result<()> {
+    input.read_exact(buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            corrupt("truncated: the stream ended inside the filter")
+        } else {
+            e.into()
+        }
+    })
+}
+
 /// Writes to a `Vec`, which cannot fail.
 fn to_vec(len: usize, write: impl FnOnce(&mut Vec<u8>) -> Result<()>) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
@@ -84,6 +95,59 @@ impl BlockedBloom {
         let mut out = Checksummed::new(out, header)?;
         put_lines(&mut out, self.lines())?;
         out.finish()
+    }
+
+    /// Reads a blocked filter in the [serialized format](super) from `input`, straight into
+    /// the filter's own aligned lines (no buffer of the whole file), checking the checksum as
+    /// the bytes pass. Reads exactly the filter's bytes, so a filter inside a larger stream
+    /// leaves the stream just past it. A malformed filter is an [`Error::Corrupt`], a failed
+    /// read an [`Error::Io`]; memory is taken as the header announces it (virtual until the
+    /// bytes arrive), and a stream that ends early is an error.
+    ///
+    /// ```
+    /// use linebloom::BlockedBloom;
+    ///
+    /// let mut filter = BlockedBloom::with_fpr(1_000, 0.01)?;
+    /// filter.insert("apple");
+    /// let mut file = Vec::new();
+    /// filter.write_to(&mut file)?;
+    /// file.extend_from_slice(b"what follows the filter");
+    /// let mut input = &file[..];
+    /// let read = BlockedBloom::read_from(&mut input)?;
+    /// assert_eq!(read, filter);
+    /// assert_eq!(input, b"what follows the filter");
+    /// # Ok::<(), linebloom::Error>(())
+    /// ```
+    pub fn read_from(mut input: impl Read) -> Result<Self> {
+        let mut head = [0u8; HEADER_LEN];
+        read_all(&mut input, &mut head)?;
+        let header = read_header(&head)?;
+        let Shape::Blocked { lines, hashes } = header.shape else {
+            return Err(corrupt(format!(
+                "the bytes hold a {} filter, not a blocked one",
+                header.kind()
+            )));
+        };
+        let n = usize::try_from(lines).map_err(|_| corrupt("more lines than memory holds"))?;
+        let mut buf = zeroed_lines(n)?;
+        let mut hasher = Xxh3Default::new();
+        hasher.update(&head);
+        // A megabyte at a time: the hash reads each piece while it is still in cache.
+        for piece in bytemuck::cast_slice_mut::<Line, u8>(&mut buf[..]).chunks_mut(1 << 20) {
+            read_all(&mut input, piece)?;
+            hasher.update(piece);
+        }
+        let mut sum = [0u8; CHECKSUM_LEN];
+        read_all(&mut input, &mut sum)?;
+        if u64::from_le_bytes(sum) != hasher.digest() {
+            return Err(corrupt("checksum mismatch"));
+        }
+        if cfg!(target_endian = "big") {
+            for word in bytemuck::cast_slice_mut::<Line, u32>(&mut buf[..]) {
+                *word = u32::from_le(*word);
+            }
+        }
+        BlockedBloom::from_parts(buf, hashes, header.seed).map_err(into_corrupt)
     }
 
     /// Reads a blocked filter from its [serialized format](super) into an owned copy (any
