@@ -11,7 +11,7 @@ use crate::blocked::line_index;
 use crate::blocked::simd::Line;
 use crate::blocked::{PLAIN_LOOP_BYTES as CACHED_BYTES, PREFETCH_AHEAD as AHEAD};
 use crate::prefetch::{Level, NEAR, hint_step, prefetch_stream, prefetch_to, prefetch_walk};
-use crate::sbbf::{Block, BlockMask, block_index};
+use crate::sbbf::{Block, block_index};
 
 /// A filter's storage as the bulk insert sees it: slots (lines or blocks) of which a hash picks
 /// one by an index monotonic in the hash, and the bits a hash sets in its slot.
@@ -61,8 +61,8 @@ impl Slots for Lines {
     }
 }
 
-/// The split-block filter's blocks: slot `((hash >> 32) * total) >> 32`.
-pub(crate) struct Blocks;
+/// The split-block filter's blocks, set on the given SIMD path: slot `((hash >> 32) * total) >> 32`.
+pub(crate) struct Blocks(pub SimdPath);
 
 impl Slots for Blocks {
     type Slot = Block;
@@ -77,7 +77,7 @@ impl Slots for Blocks {
     }
     #[inline(always)]
     fn set(&self, slot: &mut Block, hash: u64) {
-        slot.set(BlockMask::for_hash(hash));
+        crate::sbbf::block::set_on(self.0, slot, hash);
     }
 }
 

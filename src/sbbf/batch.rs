@@ -12,8 +12,12 @@
 use rayon::prelude::*;
 
 use super::SplitBlockBloom;
-use super::block::{BLOCK_BYTES, Block, BlockMask, block_index};
-use crate::blocked::{PLAIN_LOOP_BYTES, PREFETCH_AHEAD};
+#[cfg(target_arch = "x86_64")]
+use super::block::Avx2Blocks;
+use super::block::{
+    BLOCK_BYTES, Block, BlockKernel, PortableBlocks, avx2_on, block_index, test_on,
+};
+use crate::blocked::{PLAIN_LOOP_BYTES, PREFETCH_AHEAD, SimdPath, simd_path};
 use crate::bulk::{Blocks, DRAIN, insert_prefetched, insert_task};
 use crate::error::{Result, check_same_len};
 use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
@@ -64,12 +68,20 @@ fn block_at<B: BlockBytes>(blocks: &[B], hash: u64) -> &B {
     unsafe { blocks.get_unchecked(i) }
 }
 
-/// One lookup in any run of blocks.
+/// One lookup in any run of blocks, on the chosen SIMD path.
 #[inline(always)]
 pub(crate) fn contains_in<B: BlockBytes>(blocks: &[B], hash: u64) -> bool {
-    block_at(blocks, hash)
-        .load()
-        .test(BlockMask::for_hash(hash))
+    test_on(simd_path(), &block_at(blocks, hash).load(), hash)
+}
+
+/// One lookup with the kernel `K`.
+///
+/// # Safety
+/// The CPU has `K`'s instructions.
+#[inline(always)]
+unsafe fn contains_with<B: BlockBytes, K: BlockKernel>(blocks: &[B], hash: u64) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { K::test(&block_at(blocks, hash).load(), hash) }
 }
 
 /// The batched lookup over any run of blocks: `out[i] = contains(hashes[i])`; an error (and
@@ -80,11 +92,47 @@ pub(crate) fn contains_hashes_in<B: BlockBytes>(
     out: &mut [bool],
 ) -> Result<()> {
     check_same_len(hashes.len(), out.len())?;
+    contains_hashes_on(simd_path(), blocks, hashes, out);
+    Ok(())
+}
+
+/// [`contains_hashes_in`] on `path` (an available one), for slices of equal length: the loop
+/// compiled once per kernel, so the kernel inlines into it.
+pub(crate) fn contains_hashes_on<B: BlockBytes>(
+    path: SimdPath,
+    blocks: &[B],
+    hashes: &[u64],
+    out: &mut [bool],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_on(path) {
+        #[target_feature(enable = "avx2")]
+        fn run<B: BlockBytes>(blocks: &[B], hashes: &[u64], out: &mut [bool]) {
+            // SAFETY: this function runs only where the CPU has AVX2.
+            unsafe { contains_loop::<B, Avx2Blocks>(blocks, hashes, out) }
+        }
+        // SAFETY: the AVX2 and AVX-512 paths are available only on CPUs with AVX2.
+        return unsafe { run(blocks, hashes, out) };
+    }
+    let _ = path;
+    // SAFETY: the portable kernel runs everywhere.
+    unsafe { contains_loop::<B, PortableBlocks>(blocks, hashes, out) }
+}
+
+/// # Safety
+/// The CPU has `K`'s instructions.
+#[inline(always)]
+unsafe fn contains_loop<B: BlockBytes, K: BlockKernel>(
+    blocks: &[B],
+    hashes: &[u64],
+    out: &mut [bool],
+) {
     if std::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
         for (o, &h) in out.iter_mut().zip(hashes) {
-            *o = contains_in(blocks, h);
+            // SAFETY: the caller's contract.
+            *o = unsafe { contains_with::<B, K>(blocks, h) };
         }
-        return Ok(());
+        return;
     }
     let mut out = out.iter_mut();
     prefetch_ahead(hashes, PREFETCH_AHEAD, NEAR, |to_l2, to_l1, now| {
@@ -93,10 +141,10 @@ pub(crate) fn contains_hashes_in<B: BlockBytes>(
         if let Some(h) = now
             && let Some(o) = out.next()
         {
-            *o = contains_in(blocks, h);
+            // SAFETY: the caller's contract.
+            *o = unsafe { contains_with::<B, K>(blocks, h) };
         }
     });
-    Ok(())
 }
 
 /// The keyed batched lookup over any run of blocks: each value hashed (XXH64), 4096 at a time,
@@ -114,14 +162,44 @@ pub(crate) fn contains_keys_in<B: BlockBytes, K: Key>(
 
 /// Counts how many of `hashes` may be in `blocks`, with the batched lookup's prefetching.
 pub(crate) fn count_contained_in<B: BlockBytes>(blocks: &[B], hashes: &[u64]) -> usize {
+    count_contained_on(simd_path(), blocks, hashes)
+}
+
+/// [`count_contained_in`] on `path` (an available one).
+pub(crate) fn count_contained_on<B: BlockBytes>(
+    path: SimdPath,
+    blocks: &[B],
+    hashes: &[u64],
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_on(path) {
+        #[target_feature(enable = "avx2")]
+        fn run<B: BlockBytes>(blocks: &[B], hashes: &[u64]) -> usize {
+            // SAFETY: this function runs only where the CPU has AVX2.
+            unsafe { count_loop::<B, Avx2Blocks>(blocks, hashes) }
+        }
+        // SAFETY: the AVX2 and AVX-512 paths are available only on CPUs with AVX2.
+        return unsafe { run(blocks, hashes) };
+    }
+    let _ = path;
+    // SAFETY: the portable kernel runs everywhere.
+    unsafe { count_loop::<B, PortableBlocks>(blocks, hashes) }
+}
+
+/// # Safety
+/// The CPU has `K`'s instructions.
+#[inline(always)]
+unsafe fn count_loop<B: BlockBytes, K: BlockKernel>(blocks: &[B], hashes: &[u64]) -> usize {
+    // SAFETY (both closures): the caller's contract.
+    let test = |h| unsafe { contains_with::<B, K>(blocks, h) };
     if std::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
-        return hashes.iter().filter(|&&h| contains_in(blocks, h)).count();
+        return hashes.iter().filter(|&&h| test(h)).count();
     }
     let mut found = 0;
     prefetch_ahead(hashes, PREFETCH_AHEAD, NEAR, |to_l2, to_l1, now| {
         hint_step(to_l2, to_l1, |h| block_at(blocks, h));
         if let Some(h) = now {
-            found += usize::from(contains_in(blocks, h));
+            found += usize::from(test(h));
         }
     });
     found
@@ -163,7 +241,8 @@ impl SplitBlockBloom {
             return;
         }
         let total = self.num_blocks();
-        insert_prefetched::<_, false>(&Blocks, self.blocks_mut(), 0, total, hashes, 0, DRAIN);
+        let blocks = Blocks(simd_path());
+        insert_prefetched::<_, false>(&blocks, self.blocks_mut(), 0, total, hashes, 0, DRAIN);
     }
 
     /// Inserts many pre-hashed values on the rayon pool, bit-identical to inserting them one
@@ -182,9 +261,10 @@ impl SplitBlockBloom {
             return self.insert_hashes(hashes);
         }
         let per_task = total.div_ceil(threads);
+        let blocks = Blocks(simd_path());
         self.blocks_mut()
             .par_chunks_mut(per_task)
             .enumerate()
-            .for_each(|(task, run)| insert_task(&Blocks, run, task * per_task, total, hashes));
+            .for_each(|(task, run)| insert_task(&blocks, run, task * per_task, total, hashes));
     }
 }

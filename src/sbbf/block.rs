@@ -10,6 +10,8 @@
 use bytemuck::{Pod, Zeroable};
 use wide::u32x8;
 
+use crate::blocked::SimdPath;
+
 /// Bytes in one block.
 pub const BLOCK_BYTES: usize = 32;
 /// Bits in one block.
@@ -123,6 +125,117 @@ impl Block {
     }
 }
 
+/// A block's test and set on one SIMD path (`blocked::arch`): the portable `u32x8` above, or
+/// AVX2 intrinsics, which the AVX2 and AVX-512 paths both run (a block is one 256-bit register,
+/// so AVX-512 has nothing to add). Both set and test exactly [`BlockMask::for_hash`]'s bits.
+///
+/// # Safety
+/// The methods may only run on a CPU that has the implementor's instructions.
+pub(crate) trait BlockKernel {
+    /// Whether every bit of `hash`'s mask is set in `block`.
+    unsafe fn test(block: &Block, hash: u64) -> bool;
+    /// Sets `hash`'s mask in `block`.
+    unsafe fn set(block: &mut Block, hash: u64);
+}
+
+/// The portable kernel.
+pub(crate) struct PortableBlocks;
+
+impl BlockKernel for PortableBlocks {
+    #[inline(always)]
+    unsafe fn test(block: &Block, hash: u64) -> bool {
+        block.test(BlockMask::for_hash(hash))
+    }
+    #[inline(always)]
+    unsafe fn set(block: &mut Block, hash: u64) {
+        block.set(BlockMask::for_hash(hash));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::Avx2Blocks;
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{Block, BlockKernel, SALT};
+
+    /// The AVX2 kernel.
+    pub(crate) struct Avx2Blocks;
+
+    /// The mask: one multiply by the salts, a shift right by 27, a variable shift left.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn mask(hash: u64) -> __m256i {
+        let salts: __m256i = bytemuck::cast(SALT);
+        let positions =
+            _mm256_srli_epi32::<27>(_mm256_mullo_epi32(_mm256_set1_epi32(hash as i32), salts));
+        _mm256_sllv_epi32(_mm256_set1_epi32(1), positions)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn test_avx2(block: &Block, hash: u64) -> bool {
+        let b: __m256i = bytemuck::cast(block.0);
+        // `testc` sets its flag when every bit of the mask is set in the block.
+        _mm256_testc_si256(b, mask(hash)) == 1
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn set_avx2(block: &mut Block, hash: u64) {
+        let b: __m256i = bytemuck::cast(block.0);
+        block.0 = bytemuck::cast(_mm256_or_si256(b, mask(hash)));
+    }
+
+    impl BlockKernel for Avx2Blocks {
+        #[inline(always)]
+        unsafe fn test(block: &Block, hash: u64) -> bool {
+            // SAFETY: the caller runs this kernel only where the CPU has AVX2 (the trait's
+            // contract).
+            unsafe { test_avx2(block, hash) }
+        }
+        #[inline(always)]
+        unsafe fn set(block: &mut Block, hash: u64) {
+            // SAFETY: as in `test`.
+            unsafe { set_avx2(block, hash) }
+        }
+    }
+}
+
+/// Whether `path` runs the AVX2 kernel.
+#[inline(always)]
+pub(crate) fn avx2_on(path: SimdPath) -> bool {
+    cfg!(target_arch = "x86_64") && path >= SimdPath::Avx2
+}
+
+/// [`Block::test`] of `hash`'s mask on `path` (an available one).
+#[inline(always)]
+pub(crate) fn test_on(path: SimdPath, block: &Block, hash: u64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_on(path) {
+        // SAFETY: the AVX2 and AVX-512 paths are available only on CPUs with AVX2.
+        return unsafe { Avx2Blocks::test(block, hash) };
+    }
+    let _ = path;
+    // SAFETY: the portable kernel runs everywhere.
+    unsafe { PortableBlocks::test(block, hash) }
+}
+
+/// [`Block::set`] of `hash`'s mask on `path` (an available one).
+#[inline(always)]
+pub(crate) fn set_on(path: SimdPath, block: &mut Block, hash: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_on(path) {
+        // SAFETY: as in `test_on`.
+        return unsafe { Avx2Blocks::set(block, hash) };
+    }
+    let _ = path;
+    // SAFETY: the portable kernel runs everywhere.
+    unsafe { PortableBlocks::set(block, hash) }
+}
+
 /// The block a hash selects among `blocks`: `((hash >> 32) * blocks) >> 32`, the format's
 /// multiply-shift (so `blocks` may be any count up to 2^32).
 #[inline(always)]
@@ -143,6 +256,34 @@ mod tests {
             let scalar: [u32; 8] =
                 std::array::from_fn(|i| 1u32 << ((x as u32).wrapping_mul(SALT[i]) >> 27));
             assert_eq!(BlockMask::for_hash(x).to_array(), scalar);
+        }
+    }
+
+    /// Every SIMD path sets and tests the portable bits.
+    #[test]
+    fn every_path_sets_and_tests_the_portable_bits() {
+        for path in SimdPath::available() {
+            let mut x = 0x0fed_cba9_8765_4321u64;
+            for i in 0..20_000u64 {
+                x = crate::hash::mix64(x ^ i);
+                let mut block = Block(std::array::from_fn(|w| {
+                    crate::hash::mix64(x + w as u64) as u32
+                }));
+                let mut want = block;
+                want.set(BlockMask::for_hash(x));
+                assert_eq!(test_on(path, &block, x), block.test(BlockMask::for_hash(x)));
+                set_on(path, &mut block, x);
+                assert_eq!(block, want, "{path}");
+                assert!(test_on(path, &block, x));
+                let mut empty = Block::ZERO;
+                set_on(path, &mut empty, x);
+                assert_eq!(empty.count_ones(), 8);
+                for w in 0..8 {
+                    let mut missing = empty;
+                    missing.0[w] = 0;
+                    assert!(!test_on(path, &missing, x), "{path}");
+                }
+            }
         }
     }
 

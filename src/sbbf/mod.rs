@@ -58,7 +58,7 @@ pub use block::{BLOCK_BITS, BLOCK_BYTES, Block, BlockMask, SALT, block_index};
 pub use thrift::{ParquetHeader, parquet_header};
 pub use view::SplitBlockBloomRef;
 
-use crate::blocked::{LineBuf, zeroed_lines};
+use crate::blocked::{LineBuf, simd_path, zeroed_lines};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items};
 use crate::filter::{Filter, FilterKind};
 use crate::hash::Key;
@@ -235,7 +235,7 @@ impl SplitBlockBloom {
         let all: &mut [Block] = bytemuck::cast_slice_mut(&mut self.lines);
         debug_assert!(i < all.len());
         // SAFETY: as in `contains_hash`: `i < num_blocks <= all.len()`.
-        unsafe { all.get_unchecked_mut(i) }.set(BlockMask::for_hash(hash));
+        block::set_on(simd_path(), unsafe { all.get_unchecked_mut(i) }, hash);
     }
 
     /// Whether a value given by its XXH64 hash may have been inserted.
@@ -248,7 +248,7 @@ impl SplitBlockBloom {
         // SAFETY: `block_index(hash, n)` is `((hash >> 32) * n) >> 32`, below `n` for every
         // hash when `1 <= n <= 2^32`, which every constructor checks (`check_blocks`); and the
         // lines hold `2 * ceil(n / 2) >= n` blocks. So `i < all.len()`.
-        unsafe { all.get_unchecked(i) }.test(BlockMask::for_hash(hash))
+        block::test_on(simd_path(), unsafe { all.get_unchecked(i) }, hash)
     }
 
     /// The blocks.

@@ -216,3 +216,46 @@ fn keyed_batches_match_one_value_at_a_time() {
         assert!(view.contains_keys(&["a"], &mut []).is_err());
     }
 }
+
+/// Every SIMD path the CPU has answers the batched lookups and inserts (one-thread, prefetched
+/// and in cache) with the portable bits and answers, owned blocks and bitset bytes alike.
+#[test]
+fn every_simd_path_answers_and_inserts_as_the_portable_one() {
+    use super::batch::{contains_hashes_on, count_contained_on};
+    use crate::blocked::SimdPath;
+    use crate::bulk::{Blocks, DRAIN, insert_prefetched};
+    for (blocks, keys) in [(37usize, 300u64), (100_000, 300_000)] {
+        let inserted: Vec<u64> = (0..keys).map(crate::hash::mix64).collect();
+        let mut portable = vec![Block::ZERO; blocks];
+        for &h in &inserted {
+            super::block::set_on(SimdPath::Portable, &mut portable[block_index(h, blocks)], h);
+        }
+        let probes: Vec<u64> = (0..2 * keys).map(crate::hash::mix64).collect();
+        let want: Vec<bool> = probes
+            .iter()
+            .map(|&h| portable[block_index(h, blocks)].test(BlockMask::for_hash(h)))
+            .collect();
+        let found = want.iter().filter(|&&y| y).count();
+        let bytes: Vec<[u8; 32]> = portable.iter().map(Block::to_le_bytes).collect();
+        for path in SimdPath::available() {
+            let mut got = vec![false; probes.len()];
+            contains_hashes_on(path, &portable, &probes, &mut got);
+            assert_eq!(got, want, "{path} {blocks} blocks");
+            contains_hashes_on(path, &bytes, &probes, &mut got);
+            assert_eq!(got, want, "{path} {blocks} blocks, bytes");
+            assert_eq!(count_contained_on(path, &portable, &probes), found);
+            assert_eq!(count_contained_on(path, &bytes, &probes), found);
+            let mut prefetched = vec![Block::ZERO; blocks];
+            insert_prefetched::<_, false>(
+                &Blocks(path),
+                &mut prefetched,
+                0,
+                blocks,
+                &inserted,
+                0,
+                DRAIN,
+            );
+            assert_eq!(prefetched, portable, "{path} {blocks} blocks");
+        }
+    }
+}
