@@ -1,9 +1,11 @@
 //! One 256-bit block's worth of SIMD: a key's mask, set it, test it.
 //!
-//! The split-block filter's only SIMD seam: the code above it works with [`Block`] and
+//! The split-block filter's SIMD seam: the code above it works with [`Block`] and
 //! [`BlockMask`] and never names a vector type. A mask is one `u32x8` multiply by the eight
 //! salts, one shift right by 27 and one variable shift left (`vpmulld`, `vpsrld`, `vpsllvd` with
-//! AVX2); a test is an and-not and a compare against zero. The zero-copy view
+//! AVX2); a test is an and-not and a compare against zero. The portable form uses `wide`, as
+//! the build compiles it; its AVX2 form (`BlockKernel`) is compiled into every x86-64 build and
+//! runs on the AVX2 and AVX-512 paths (`crate::simd_path`). The zero-copy view
 //! ([`SplitBlockBloomRef`](super::SplitBlockBloomRef)) loads its blocks from bytes of any
 //! alignment into the same vector ([`Block::from_le_bytes`]).
 
