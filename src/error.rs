@@ -16,7 +16,11 @@ use std::fmt;
 /// );
 /// assert!(matches!(BlockedBloom::from_bytes(b"not a filter"), Err(Error::Corrupt(_))));
 /// ```
+///
+/// New variants may come in any release (`#[non_exhaustive]`): match with a `_` arm. The
+/// variants of the shared filter exist with the feature `redis`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Error {
     /// The expected number of items was zero.
     ZeroItems,
@@ -57,15 +61,20 @@ pub enum Error {
     Corrupt(String),
     /// An I/O error, with its message (kept as text so the error stays `Clone + PartialEq`).
     Io(String),
+    #[cfg(feature = "redis")]
     /// A server holding a shared filter cannot be reached, or went away during a request
     /// (nothing is known about that request's keys: retry it; inserts are idempotent).
     Unavailable(String),
+    #[cfg(feature = "redis")]
     /// A server refused a request (a key of another type, no permission, out of memory).
     Server(String),
+    #[cfg(feature = "redis")]
     /// A shared filter that does not exist (create it first).
     NotFound(String),
+    #[cfg(feature = "redis")]
     /// A server key that exists but is not a linebloom filter (or not one this version reads).
     Foreign(String),
+    #[cfg(feature = "redis")]
     /// A shared filter lost data on its server: a shard deleted, evicted, expired, truncated,
     /// retyped, or replaced by another filter's. Its answers can no longer be trusted (a key it
     /// held could read as "no"), so every request that touches such a shard is this error.
@@ -146,10 +155,15 @@ impl fmt::Display for Error {
             Error::Incompatible(why) => write!(f, "filters are incompatible: {why}"),
             Error::Corrupt(why) => write!(f, "corrupt filter bytes: {why}"),
             Error::Io(why) => write!(f, "I/O error: {why}"),
+            #[cfg(feature = "redis")]
             Error::Unavailable(why) => write!(f, "server unavailable: {why}"),
+            #[cfg(feature = "redis")]
             Error::Server(why) => write!(f, "server error: {why}"),
+            #[cfg(feature = "redis")]
             Error::NotFound(why) => write!(f, "not found: {why}"),
+            #[cfg(feature = "redis")]
             Error::Foreign(why) => write!(f, "not a linebloom filter: {why}"),
+            #[cfg(feature = "redis")]
             Error::Damaged(why) => write!(f, "shared filter damaged: {why}"),
         }
     }
