@@ -94,6 +94,7 @@ pub mod filter;
 pub mod format;
 pub mod hash;
 pub mod model;
+mod par;
 mod prefetch;
 #[cfg(feature = "redis")]
 pub mod redis;

@@ -15,8 +15,8 @@
 //! lines first).
 
 use crate::bulk::{DRAIN, Lines, insert_prefetched, insert_task};
+use crate::par::*;
 use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
-use rayon::prelude::*;
 
 use super::arch::{Kernel, SimdPath, per_path, simd_path};
 use super::lookahead::{AHEAD, CACHED_BYTES};
@@ -144,7 +144,7 @@ impl BlockedBloom {
     /// The work of both: through partitions into `buffers` where [`partition::use_for`] says
     /// so (`kept`: whether they are the caller's), else by the scanning tasks.
     fn par_insert(&mut self, hashes: &[u64], buffers: &mut BuildBuffers, kept: bool) {
-        let threads = rayon::current_num_threads();
+        let threads = crate::par::current_num_threads();
         if partition::use_for(self.lines.len(), hashes.len(), threads, kept)
             && self.insert_partitioned(hashes, threads, buffers)
         {

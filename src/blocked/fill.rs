@@ -79,7 +79,7 @@ impl BlockedBloom {
     /// ```
     pub fn par_fill<'a>(&'a mut self, keys: usize, buffers: &'a mut BuildBuffers) -> ParFill<'a> {
         let lines = self.lines.len();
-        let threads = rayon::current_num_threads();
+        let threads = crate::par::current_num_threads();
         let shift = partition::fills(lines, threads).then(|| partition::range_shift(lines));
         ParFill::new(self, buffers, keys, threads, shift)
     }

@@ -26,7 +26,7 @@
 //! range's hashes in a line written to the pool with a non-temporal store is slower (the sort
 //! about 1.5x, and the insert then reads its keys from memory).
 
-use rayon::prelude::*;
+use crate::par::*;
 
 use super::pages::LineBuf;
 use super::simd::Line;

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use rayon::prelude::*;
+use crate::par::*;
 
 use super::{ClassicBloom, locate};
 use crate::error::Result;
@@ -88,7 +88,7 @@ impl ClassicBloom {
     /// words atomically. Bit-identical to [`insert_hashes`](Self::insert_hashes), since OR is
     /// commutative and idempotent. Small inputs and small filters run on the calling thread.
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
-        if rayon::current_num_threads() <= 1
+        if crate::par::current_num_threads() <= 1
             || hashes.len() < PAR_MIN_HASHES
             || self.words.len() < PAR_MIN_WORDS
         {

@@ -9,7 +9,7 @@
 //!
 //! The bulk insert is the blocked filter's (`bulk.rs`) on 32-byte blocks.
 
-use rayon::prelude::*;
+use crate::par::*;
 
 use super::SplitBlockBloom;
 #[cfg(target_arch = "x86_64")]
@@ -255,7 +255,7 @@ impl SplitBlockBloom {
     /// 1MiB,16MiB,256MiB --filters split-block --threads 1,2`).
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         let total = self.num_blocks();
-        let threads = rayon::current_num_threads();
+        let threads = crate::par::current_num_threads();
         let in_cache = total * BLOCK_BYTES <= PLAIN_LOOP_BYTES;
         if hashes.len() < BULK_MIN || threads < 2 || total < threads || in_cache {
             return self.insert_hashes(hashes);
