@@ -84,6 +84,10 @@ impl From<linebloom::Error> for Failure {
 }
 
 fn main() -> ExitCode {
+    // The library asks for huge pages unless told not to; the variable is this command's.
+    if std::env::var_os("LINEBLOOM_NO_HUGE_PAGES").is_some() {
+        linebloom::blocked::set_huge_pages(false);
+    }
     // `--version` names the SIMD path too, which is known only at run time.
     let version = format!(
         "{} (SIMD path: {})",

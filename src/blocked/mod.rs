@@ -37,8 +37,8 @@ use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
 pub use fill::ParFill;
 pub(crate) use lookahead::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
-pub use pages::HUGE_PAGE_MIN_BYTES;
 pub(crate) use pages::LineBuf;
+pub use pages::{HUGE_PAGE_MIN_BYTES, huge_pages, set_huge_pages};
 pub use partition::BuildBuffers;
 pub(crate) use partition::{
     MIN_THREADS as PARTITION_MIN_THREADS, MIN_THREADS_KEPT as PARTITION_MIN_THREADS_KEPT,
@@ -237,7 +237,7 @@ impl BlockedBloom {
     /// Bytes of this filter the kernel backs with transparent huge pages right now (Linux;
     /// `None` elsewhere). Filters of at least 8 MiB ask for them when
     /// allocated; the kernel may still decline (THP `never`, fragmented memory), and pages are
-    /// only backed once touched. Set `LINEBLOOM_NO_HUGE_PAGES` to not ask.
+    /// only backed once touched. [`set_huge_pages`] turns the request off.
     pub fn huge_page_bytes(&self) -> Option<usize> {
         self.lines.huge_page_bytes()
     }

@@ -13,6 +13,7 @@
 
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Line;
 use crate::error::{Error, Result};
@@ -45,9 +46,33 @@ unsafe impl Send for LineBuf {}
 // SAFETY: see `Send`.
 unsafe impl Sync for LineBuf {}
 
+/// Whether large filters ask for huge pages (the default); see [`set_huge_pages`].
+static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
+
+/// Whether filters of at least [`HUGE_PAGE_MIN_BYTES`] made from now on ask the kernel for
+/// transparent huge pages (on by default; Linux only). Off, every filter stays on the heap: for
+/// a process that measures the difference or must not use huge pages. Filters already made keep
+/// their memory. The `linebloom` command turns it off when `LINEBLOOM_NO_HUGE_PAGES` is set.
+///
+/// ```
+/// linebloom::blocked::set_huge_pages(false);
+/// assert!(!linebloom::blocked::huge_pages());
+/// let filter = linebloom::BlockedBloom::with_lines(1 << 18, 7, 0)?; // 16 MiB
+/// assert_eq!(filter.huge_page_bytes().unwrap_or(0), 0);
+/// linebloom::blocked::set_huge_pages(true);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+pub fn set_huge_pages(enabled: bool) {
+    HUGE_PAGES.store(enabled, Ordering::Relaxed);
+}
+
+/// Whether large filters ask for huge pages ([`set_huge_pages`]).
+pub fn huge_pages() -> bool {
+    HUGE_PAGES.load(Ordering::Relaxed)
+}
+
 impl LineBuf {
-    /// `n` zeroed lines, on huge pages where that applies. Setting `LINEBLOOM_NO_HUGE_PAGES`
-    /// keeps every filter on the heap (to measure the difference).
+    /// `n` zeroed lines, on huge pages where that applies ([`set_huge_pages`]).
     pub(crate) fn zeroed(n: usize) -> Result<Self> {
         let too_large = || Error::InvalidParameter {
             name: "lines",
@@ -59,7 +84,7 @@ impl LineBuf {
             .ok_or_else(too_large)?;
         #[cfg(target_os = "linux")]
         if bytes >= HUGE_PAGE_MIN_BYTES
-            && std::env::var_os("LINEBLOOM_NO_HUGE_PAGES").is_none()
+            && huge_pages()
             && let Ok(buf) = Self::mapped(n, bytes)
         {
             return Ok(buf);

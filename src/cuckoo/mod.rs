@@ -418,8 +418,8 @@ impl CuckooFilter {
 
     /// Bytes of the table the kernel backs with transparent huge pages right now (Linux; `None`
     /// elsewhere). Tables of at least 8 MiB ask for them, as the blocked filter's lines do; the
-    /// kernel may still decline, and pages are only backed once touched. Set
-    /// `LINEBLOOM_NO_HUGE_PAGES` to not ask.
+    /// kernel may still decline, and pages are only backed once touched.
+    /// [`crate::blocked::set_huge_pages`] turns the request off.
     pub fn huge_page_bytes(&self) -> Option<usize> {
         // The lines hold up to 63 bytes past the table; count the table's bytes only, as
         // `size_bytes` does.
