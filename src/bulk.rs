@@ -86,12 +86,11 @@ const SCAN_BUF: usize = 4096;
 
 /// How far ahead (in groups of 8 hashes, one 64-byte line each) a bulk-insert task hints its
 /// input as read-once data (`prefetch_stream`). Each task reads the whole input; streamed in
-/// as ordinary data it takes cache room from the lines the task's inserts prefetch. On 2
-/// threads at 100 M keys the bulk insert runs about 1.1x faster with 64 groups ahead than
-/// without (`cargo run --release --example bulk_scaling`); 128 is level with 64, and
-/// `prefetcht0` or `prefetcht2` at the same distance gain nothing. Filters of up to
-/// [`CACHED_BYTES`] go without it: there it makes 2 threads about 1.2x slower at 1.19 MiB
-/// (`linebloom report --items 1000000,13421772 --filters blocked --threads 1,2`).
+/// as ordinary data it takes cache room from the lines the task's inserts prefetch. Past the
+/// cache the hint speeds the bulk insert (`docs/performance.md`, Levers tried); 128 groups
+/// ahead are level with 64, and `prefetcht0` or `prefetcht2` at the same distance gain nothing.
+/// Filters of up to [`CACHED_BYTES`] go without it: there the filter's lines stay cached
+/// whatever the input does, so the hints cost the tasks more than they spare.
 const INPUT_AHEAD: usize = 64;
 
 /// One task of the bulk insert: `lines` are the filter's lines `first..first + lines.len()` of
@@ -187,13 +186,13 @@ fn hash_range<S: Slots>(first: usize, lines: usize, total: usize) -> (u64, u64) 
 /// Why a round hints the next scan's input: a task scans its input between two rounds of
 /// inserts, where only the carried prefetches are in flight, so without the hint its input
 /// misses wait alone, where those of `insert_hashes` overlap its line misses. With the hint,
-/// and picking 32 hashes per step ([`pick32`]), one task at 100 M keys on one thread takes
-/// about 1.1x less time per scanned key than without either (`cargo run --release --example
-/// bulk_scaling`).
+/// and picking 32 hashes per step ([`pick32`]), a task's scan overlaps its input misses with
+/// the inserts' line misses and takes less time per scanned key (`docs/performance.md`, Levers
+/// tried).
 ///
 /// `HINT` false leaves the hints out of the loop: the inserts with nothing to hint
 /// (`insert_hashes`, a task's last round, the tasks of a filter in cache) count nothing (with
-/// the count in it, `insert_hashes` runs about 4 % slower).
+/// the count in it, `insert_hashes` pays a counter and a branch per key for nothing).
 pub(crate) fn insert_prefetched<S: Slots, const HINT: bool>(
     slots: &S,
     lines: &mut [S::Slot],
@@ -211,10 +210,9 @@ pub(crate) fn insert_prefetched<S: Slots, const HINT: bool>(
     // One hint of input per `every` inserts.
     let every = hashes.len().saturating_sub(AHEAD) / upcoming.len().max(1);
     let (mut upcoming, mut since) = (upcoming.iter(), 0);
-    // A filter in cache (the bulk insert's tasks there) takes one hint per key, into L1: the
-    // two-level hint makes 2 threads at 1.19 MiB about 1.1x slower (`linebloom report --items
-    // 1000000 --filters blocked --threads 1,2`). Past the cache, the two-level hint of the
-    // batched lookups (`hint_step`).
+    // A filter in cache (the bulk insert's tasks there) takes one hint per key, into L1: there
+    // the line needs no early L2 hint, and a second hint per key only slows the tasks. Past
+    // the cache, the two-level hint of the batched lookups (`hint_step`).
     let in_cache = total * size_of::<S::Slot>() <= CACHED_BYTES;
     prefetch_walk(hashes, AHEAD, NEAR, ready, drain, |to_l2, to_l1, now| {
         if in_cache {
@@ -272,10 +270,10 @@ fn pick32(step: &[u64; 32], lo: u64, width: u64, into: &mut [u64; 32]) -> usize 
 
 /// Writes the hashes of `group` that lie in `lo..lo + width` to the front of `into`, in
 /// order, and returns how many; the rest of `into` is left with any values. With AVX-512 one
-/// compare and one compress pick all eight: the bulk insert on 2 threads of a 1.19 MiB filter
-/// reaches about 1.65x one thread against 1.25x with the scalar pick (`linebloom report
-/// --items 1000000 --filters blocked --threads 1,2`); at 119 MiB, where the threads wait on
-/// memory, it makes no measurable difference.
+/// compare and one compress pick all eight, which lets the bulk insert on 2 threads of a
+/// filter in cache scale far better than the scalar pick (`docs/performance.md`, Levers
+/// tried); past the cache, where the threads wait on memory, it makes no measurable
+/// difference.
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 #[inline(always)]
 fn pick8(group: &[u64; 8], lo: u64, width: u64, into: &mut [u64; 8]) -> usize {

@@ -88,8 +88,8 @@ pub trait Key {
 /// Inputs under 32 bytes (every integer and float, most keys) take an inlined copy of XXH64's
 /// short-input path (the spec's finalisation: 8-byte, 4-byte and 1-byte steps, then the
 /// avalanche), so an `i64` hashes in a few instructions; `xxhash-rust`'s `xxh64`, not inlined
-/// across crates and looping over an unknown length, took about 2x longer per `i64` lookup
-/// (`cargo bench -p linebloom-cli --bench parquet`). Longer inputs go to `xxhash-rust`. The
+/// across crates and looping over an unknown length, makes a value lookup far slower
+/// (`docs/performance.md`, The Parquet split-block filter). Longer inputs go to `xxhash-rust`. The
 /// tests compare both on every length from 0 to 100.
 #[inline]
 pub fn hash_xxh64(bytes: &[u8]) -> u64 {

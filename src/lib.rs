@@ -47,10 +47,9 @@
 //! kept [`BuildBuffers`]; or [`BlockedBloom::par_fill`] for keys that come in pieces): on enough
 //! threads a batch of at least 4 keys per line into a filter of 32 MiB or more is first sorted
 //! by range of lines (the partitioned insert), so each line comes from memory once per chunk
-//! instead of once per key. 100 M keys into 119 MiB on 2 threads with kept buffers build about
-//! 1.85x faster than in input order on one thread (`cargo test --release -p linebloom --lib
-//! partitioned_build_times -- --ignored --nocapture`), for temporary memory of up to twice the
-//! filter's size.
+//! instead of once per key. With kept buffers this is the fastest way to build a filter far
+//! larger than the cache on two threads or more (`docs/performance.md`, Building a filter),
+//! for temporary memory of up to twice the filter's size.
 //!
 //! ```
 //! use linebloom::BlockedBloom;

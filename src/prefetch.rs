@@ -7,16 +7,15 @@
 //! filter's groups, the partitioned insert's next range), and [`prefetch_stream`] hints the
 //! blocked bulk insert's input as read-once data. One `unsafe` block behind all of them.
 //!
-//! Why two levels: reading random lines of a 128 MiB buffer with each line hinted 256 reads
-//! ahead runs about 1.8x faster with `prefetcht1` (into L2) than with `prefetcht0` (into L1),
-//! and about 1.5x at 16 MiB and 1 GiB (`prefetchnta` behaves as `prefetcht0`, `prefetcht2` as
-//! `prefetcht1`; the report's memory probe, `linebloom report`, measures the same walk). A
-//! hint into L1 holds one of the core's few L1 miss buffers until its line arrives from memory;
-//! a hint into L2 holds only an L2 one, of which there are several times more, so more lines
-//! come in at once. A batched lookup with only the far hint into L2 then waits on L2 for each
-//! line; with its line also hinted into L1 [`NEAR`] (8) keys before use it runs about 1.5x
-//! faster at 100 M keys (16 keys before: the same; 32: slower): `linebloom report --items
-//! 100000000 --filters blocked`.
+//! Why two levels: the far hint, 256 items ahead, goes into L2 (`prefetcht1`) rather than L1
+//! (`prefetcht0`), since a hint into L1 holds one of the core's few L1 miss buffers until its
+//! line arrives from memory, while a hint into L2 holds only an L2 one, of which there are
+//! several times more, so more lines come in at once (`prefetchnta` behaves as `prefetcht0`,
+//! `prefetcht2` as `prefetcht1`; the report's memory probe measures the same walk). A batched
+//! lookup with only the far hint into L2 then waits on L2 for each line, so its line is also
+//! hinted into L1 [`NEAR`] (8) keys before use: close enough that the line is still in L1
+//! when used, far enough to cover L2's latency; 16 keys before does as well and 32 worse.
+//! Both are measured in `docs/performance.md`, Levers tried.
 
 /// The cache level a hint brings its line to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +118,7 @@ pub fn prefetch_ahead<T: Copy>(
 /// than that has its hints first). One closure does all three, so it may hold the data
 /// mutably (an insert), and it is called from only three places, so it is inlined whole (with
 /// a closure per kind of step, called from seven, a cuckoo lookup's is not, and its batched
-/// lookups run 1.3x slower). A caller may ignore `to_l1` (one level only). For a walk that
+/// lookups pay a call per key). A caller may ignore `to_l1` (one level only). For a walk that
 /// goes on in a later call: the first `ready` items were hinted by the call before (into L2,
 /// and the first `near` of them into L1), and unless `drain`, the last `far` items are hinted
 /// but not used, so the next call gets them first, with `ready` = `far`, and the pipeline of

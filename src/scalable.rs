@@ -14,10 +14,9 @@
 //!   chain); each takes its own line from it, so the filters' answers are independent.
 //!
 //! The defaults, growth 2 and tightening 0.9, come from the tuning table in
-//! `docs/performance.md` (`cargo run --release -p linebloom-cli --example scalable_tuning`):
-//! grown from 1,000 to 1,000,000 keys at a 1 % target, they give the fewest bits per key of the
-//! growths (2, 4) and tightenings (0.5 to 0.9) measured, about 18, with a measured FPR of
-//! 0.6 %; growth 4 halves the filters a miss visits (6 against 10) for about 23 bits per key.
+//! `docs/performance.md` (Growth): grown a thousandfold at a 1 % target, they give the fewest
+//! bits per key of the growths (2, 4) and tightenings (0.5 to 0.9) measured, with the FPR
+//! under the target; growth 4 halves the filters a miss visits for more bits per key.
 
 use crate::blocked::BlockedBloom;
 use crate::error::{Error, Result, check_fpr, check_items};

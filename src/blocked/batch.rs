@@ -79,11 +79,10 @@ impl BlockedBloom {
 
     /// Inserts many pre-hashed keys on this thread; in a filter of more than 2 MiB, prefetching
     /// lines ahead as the batched lookups do, and up to 2 MiB, in AVX-512 builds, with a loop
-    /// in assembly (`batch_asm/`: about 1.2x faster than a loop of
-    /// [`insert_hash`](Self::insert_hash) at 12 KiB and 305 KiB, `cargo run --release --example
-    /// lookup_kernels`). Takes no memory of its own. It keeps the input order: with the
-    /// prefetches into L2, that is faster on one thread than sorting the batch by range of lines
-    /// first (`partition.rs`; see `partition::MIN_THREADS`).
+    /// in assembly (`batch_asm/`), faster in cache than a loop of
+    /// [`insert_hash`](Self::insert_hash). Takes no memory of its own. It keeps the input
+    /// order: with the prefetches into L2, that is faster on one thread than sorting the batch
+    /// by range of lines first (`partition.rs`; see `partition::MIN_THREADS`).
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         if fits_in(&self.lines, CACHED_BYTES) {
             let path = simd_path();
@@ -109,9 +108,9 @@ impl BlockedBloom {
     /// commutative. Runs on one thread for fewer than 16 Ki hashes. Two designs:
     /// - on fewer than 4 threads, and for a batch of fewer than 4 keys per line or a filter
     ///   under 32 MiB, each task owns one contiguous run of lines, scans the whole input and
-    ///   inserts the keys of its run. No memory of its own; 100 M keys into 119 MiB, 1 Mi keys
-    ///   per call, go about 1.4x faster on 2 threads than on one (`cargo run --release
-    ///   --example bulk_scaling`);
+    ///   inserts the keys of its run. No memory of its own; past the cache 2 threads run
+    ///   faster than one, though short of twice as fast, since every task scans the whole
+    ///   input (`docs/performance.md`, Building a filter);
     /// - on 4 threads or more, a batch of at least 4 keys per line into a filter of at least
     ///   32 MiB (building a filter from all its keys at once) is partitioned: each thread
     ///   sorts its share of a chunk by range of lines, then each inserts a run of ranges from
@@ -121,8 +120,8 @@ impl BlockedBloom {
     /// To build one filter after another from whole batches, keep that memory from call to
     /// call with [`par_insert_hashes_with`](Self::par_insert_hashes_with), which partitions
     /// from 2 threads on. (Allocated per call, that memory's first touch can cost more than
-    /// partitioning on 2 threads saves; `cargo run --release --example first_touch` shows what
-    /// it costs on a given machine.)
+    /// partitioning on 2 threads saves; `docs/performance.md` says how to measure it on a given
+    /// machine.)
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         self.par_insert(hashes, &mut BuildBuffers::new(), false);
     }
@@ -130,13 +129,11 @@ impl BlockedBloom {
     /// [`par_insert_hashes`](Self::par_insert_hashes) with the partitioned insert's buffers
     /// kept in `buffers` from one call to the next, so that they are allocated and first
     /// touched once, not on every call. With them kept, a batch of at least 4 keys per line
-    /// into a filter of at least 32 MiB is partitioned from 2 threads on: 100 M keys into
-    /// 119 MiB on 2 threads run about 1.85x faster than input order on one thread, against
-    /// about 1.45x for the scanning tasks and about 1.0x partitioned with buffers allocated
-    /// per call (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored
-    /// --nocapture`; the report's "Building a blocked filter" table). Every other batch goes
-    /// as in `par_insert_hashes` and leaves `buffers` as they were. The buffers hold up to
-    /// twice the filter's size until dropped: see [`BuildBuffers`].
+    /// into a filter of at least 32 MiB is partitioned from 2 threads on, which on 2 threads
+    /// beats both the scanning tasks and the same partition with buffers allocated per call,
+    /// whose first touch eats its gain (`docs/performance.md`, Building a filter). Every other
+    /// batch goes as in `par_insert_hashes` and leaves `buffers` as they were. The buffers
+    /// hold up to twice the filter's size until dropped: see [`BuildBuffers`].
     pub fn par_insert_hashes_with(&mut self, hashes: &[u64], buffers: &mut BuildBuffers) {
         self.par_insert(hashes, buffers, true);
     }
@@ -157,8 +154,8 @@ impl BlockedBloom {
         // Each task owns one contiguous run of lines and scans the whole input (`insert_task`).
         // No partition is written to memory and nothing is allocated per call. Partitioning
         // each block of hashes into per-part vectors first, or a counting sort into one buffer
-        // per thread, scales worse: on 2 threads at 119 MiB about 1.05x one thread, against
-        // about 1.35x for this (`cargo run --release --example bulk_scaling`).
+        // per thread, scales worse: writing the partitions costs a pass over memory that two
+        // threads scanning the same clean input do not (docs/performance.md, Levers tried).
         let total = self.lines.len();
         let k = self.hashes;
         self.lines

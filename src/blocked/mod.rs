@@ -265,11 +265,10 @@ pub(crate) fn line_index(hash: u64, lines: usize) -> usize {
 static EMPTY_LINE: Line = Line::ZERO;
 
 /// The line of `lines` that `hash` belongs to, with no per-key bounds check: lookups are
-/// bound by instructions per key in cache, and the check is two of about twenty (without it, and
-/// with the shorter mask of `simd.rs`, misses at 1 M keys run about 1.2x faster: `linebloom
-/// report --items 1000000 --filters blocked`). No filter has zero lines; an empty run gets an
-/// empty line, never a read out of bounds. Inserts use [`line_for_mut`], the same without the
-/// check.
+/// bound by instructions per key in cache, and the check is two of about twenty (dropping it,
+/// with the shorter mask of `simd.rs`, speeds in-cache misses: `docs/performance.md`, Levers
+/// tried). No filter has zero lines; an empty run gets an empty line, never a read out of
+/// bounds. Inserts use [`line_for_mut`], the same without the check.
 #[inline(always)]
 pub(crate) fn line_for(lines: &[Line], hash: u64) -> &Line {
     let i = line_index(hash, lines.len());
@@ -283,10 +282,10 @@ pub(crate) fn line_for(lines: &[Line], hash: u64) -> &Line {
 
 /// [`line_for`] for writing: `None` only for an empty run (no filter has zero lines; the check
 /// is on the run's length, which loops hoist). Together with [`Line::set`] writing two 256-bit
-/// halves, it makes one-by-one inserts into a 1.19 MiB filter about 1.15x faster (`linebloom
-/// report --items 1000000 --filters blocked`). With one 512-bit read-modify-write per key
-/// instead, the unchecked index makes that loop about 1.6x *slower*: the compiler then unrolls
-/// it 4x, and why that hurts the 512-bit form and not the 256-bit halves is not known.
+/// halves, it makes one-by-one inserts in cache faster (`docs/performance.md`, Levers tried).
+/// The two go together: with one 512-bit read-modify-write per key instead, the unchecked index
+/// makes that loop much *slower*, since the compiler then unrolls it 4x, which hurts the
+/// 512-bit form and not the 256-bit halves.
 #[inline(always)]
 pub(crate) fn line_for_mut(lines: &mut [Line], hash: u64) -> Option<&mut Line> {
     let i = line_index(hash, lines.len());

@@ -15,16 +15,15 @@
 //! "Optimizing main-memory join on modern hardware", IEEE TKDE 2002: partition until each
 //! part fits the cache). The buckets need no counting pass: each is a list of 4 KiB blocks
 //! from one pool, so a skewed batch (all keys in one range) fits as well as a uniform one.
-//! With every prefetch into L1, it made one thread about 2x faster than input order at 100 M
-//! keys into 119 MiB. With the batched inserts hinting their lines into L2 (`prefetch.rs`),
-//! input order is faster than this on one and two threads, so it runs only on [`MIN_THREADS`]
+//! The batched inserts hint their lines into L2 (`prefetch.rs`), which makes input order
+//! cheaper than sorting first on one and two threads, so this runs only on [`MIN_THREADS`]
 //! or more (or [`MIN_THREADS_KEPT`] with kept buffers), where it spares each thread a scan of
 //! the whole batch; its own prefetch of the next range's lines goes into L2 as well
-//! (`cargo run --release --example bulk_scaling -- 2 100 whole` compares the ways).
+//! (`docs/performance.md`, Levers tried, has the figures).
 //! On a machine that hands freed memory back to its host (free page reporting), the buffers'
-//! first touch can cost as much again; see README, "The partitioned insert". Staging each
-//! range's hashes in a line written to the pool with a non-temporal store is slower (the sort
-//! about 1.5x, and the insert then reads its keys from memory).
+//! first touch can cost as much again; see README, "The partitioned insert". The buckets take
+//! plain stores: staging each range's hashes in a line written to the pool with a
+//! non-temporal store slows the sort, and the insert then reads its keys from memory.
 
 use crate::par::*;
 
@@ -37,8 +36,7 @@ use crate::prefetch::{Level, prefetch_to};
 const BLOCK: usize = 512;
 
 /// Lines per range, as a power of two: 4096 lines, 256 KiB, within a 1 MiB L2 with room for the
-/// next range's lines. 2048 and 8192 lines per range are level with it at 119 MiB (`cargo run
-/// --release --example bulk_scaling -- 2 100 whole`).
+/// next range's lines. Half or twice as many lines per range run level with it past the cache.
 /// Filters of more than [`MAX_RANGES`] such ranges take ranges of 8192 lines: see
 /// [`range_shift`].
 const RANGE_SHIFT: u32 = 12;
@@ -46,10 +44,10 @@ const RANGE_SHIFT: u32 = 12;
 /// The most ranges a filter is split into before its ranges double in size, and, on fewer
 /// than [`MIN_THREADS`] threads, the most for which the partitioned insert runs at all. The
 /// sort writes to every range's open block in turn, so its cost grows with their number once
-/// those lines no longer fit L1. On 2 threads with buffers kept, at 512 MiB 1024 ranges of 8192
-/// lines are about 1.35x faster than 2048 of 4096 or 512 of 16 384 (1 MiB, a whole L2); at
-/// 256 MiB 1024 ranges of 4096 lines are level with or ahead of 512 of 8192 (`cargo test
-/// --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture` with `N=`).
+/// those lines no longer fit L1. Past this many, ranges of 8192 lines keep the open blocks
+/// few while still leaving room in L2, which pays more than the smaller ranges' room; ranges
+/// of 16 384 lines (1 MiB, a whole L2) leave none. Up to this many, the smaller ranges are
+/// level or ahead (measured in `docs/performance.md`, Levers tried).
 const MAX_RANGES: usize = 1024;
 
 /// The range size, as a shift, for a filter of `lines` lines: [`RANGE_SHIFT`], or one more
@@ -73,50 +71,44 @@ fn ranges_of(lines: usize, shift: u32) -> usize {
 }
 
 /// Filters smaller than this are filled in input order: a filter that fits the last-level
-/// cache gains nothing from sorting its keys first. On one thread with a 32 MiB L3, sorting a
-/// whole batch first is about 1.2x slower than input order at 11.9 MiB, and about 1.6x and 2x
-/// faster at 36 MiB and 60 MiB (`cargo run --release --example bulk_scaling`).
+/// cache gains nothing from sorting its keys first: while the lines come from L3 the sort
+/// costs more than it saves, and once they come from memory it saves more, the more so the
+/// larger the filter. 32 MiB is the size of a large L3 cache.
 const MIN_BYTES: usize = 32 << 20;
 
 /// A batch is partitioned only when it holds at least this many keys per line of the filter
 /// (fewer, and most lines would still be read from memory for one key). At 4 keys per line
-/// into 119 MiB it still makes one thread about 1.65x faster than input order with every
-/// prefetch into L1, once its buffers are touched (the first call of a process pays their
-/// page faults).
+/// each line read still serves enough keys to beat input order with every prefetch into L1,
+/// once the buffers are touched (the first call of a process pays their page faults).
 const MIN_KEYS_PER_LINE: usize = 4;
 
 /// Keys per line in one chunk of the batch: a chunk's partition holds 8 bytes per key, so its
 /// buffers take twice the filter's size at 16 keys per line. Each chunk reads every line of
-/// the filter and writes it back once, so longer chunks move fewer lines per key: 8 keys per
-/// line is about 1.07x faster than 4 on one thread at 119 MiB (`cargo run --release --example
-/// bulk_scaling -- 2 100 whole`), and 16 about 1.07x faster than 8 on 2 threads with the
-/// buffers kept (`cargo test --release -p linebloom --lib partitioned_build_times --
-/// --ignored --nocapture`).
+/// the filter and writes it back once, so longer chunks move fewer lines per key: 16 keys per
+/// line beat 8, and 8 beat 4 (`docs/performance.md`, Levers tried), for buffers twice the
+/// filter's size rather than half or the same.
 const CHUNK_KEYS_PER_LINE: usize = 16;
 
 /// The fewest threads the partitioned insert runs on; fewer go through the prefetching insert
 /// (one thread) or the bulk insert's tasks, which each scan the whole batch (`batch.rs`).
 /// The batched inserts hint their lines into L2 (`prefetch.rs`), so inserting in input order
-/// costs less than sorting first: 100 M keys into 119 MiB run about 1.1x faster in input order
-/// on one thread, and the tasks are level with or ahead of the partitioned insert on two
-/// (`cargo run --release --example bulk_scaling -- 2 100 whole`). Each task, though, reads the
-/// whole batch however many there are, while a thread of the partitioned insert reads only its
-/// share: with T threads a task's scan stays at one pass over all keys while its inserts fall
-/// to 1/T of them, so from 4 threads on the partitioned insert takes over. That threshold is
-/// reasoned from those costs, not measured on 4 or more cores.
+/// costs less than sorting first: input order is faster on one thread, and the tasks are level
+/// with or ahead of the partitioned insert on two. Each task, though, reads the whole batch
+/// however many there are, while a thread of the partitioned insert reads only its share:
+/// with T threads a task's scan stays at one pass over all keys while its inserts fall to 1/T
+/// of them, so from 4 threads on the partitioned insert takes over. That threshold follows
+/// from those costs; `bulk_scaling` (`docs/performance.md`) checks it on more cores.
 pub(crate) const MIN_THREADS: usize = 4;
 
 /// The fewest threads the partitioned insert runs on with its buffers kept from an earlier
 /// call ([`BlockedBloom::par_insert_hashes_with`]). What keeps [`MIN_THREADS`] at 4 on 2-core
-/// machines is mostly the buffers' first touch, which kept buffers pay once. 100 M keys into
-/// 119 MiB on 2 pinned threads with the buffers kept run about 1.85x faster than input order
-/// on one thread, against about 1.45x for the scanning tasks and about 1.0x with buffers
-/// allocated per call (`cargo test --release -p linebloom --lib partitioned_build_times --
-/// --ignored --nocapture`). On one thread input order stays: partitioned is about 1.05x
-/// slower. The first touch itself (`cargo run --release --example first_touch`) ranges from
-/// cheap on huge pages the kernel has just freed to more than the whole gain once the memory
-/// has gone back to the host; smaller chunks, whose buffers are smaller, are slower even kept
-/// (README, "Memory allocated per call").
+/// machines is mostly the buffers' first touch, which kept buffers pay once. With the buffers
+/// kept, the partitioned insert on 2 threads beats both the scanning tasks and the same
+/// partition with buffers allocated per call (`docs/performance.md`, Building a filter). On
+/// one thread input order stays: partitioned is slower there. The first touch itself ranges
+/// from cheap on huge pages the kernel has just freed to more than the whole gain once the
+/// memory has gone back to the host (`docs/performance.md`, Bounds); smaller chunks, whose
+/// buffers are smaller, are slower even kept (README, "Memory allocated per call").
 pub(crate) const MIN_THREADS_KEPT: usize = 2;
 
 /// Whether a batch of `keys` hashes into `lines` lines on `threads` threads goes through
@@ -289,9 +281,8 @@ impl Partition {
     /// Calls `f` on the hashes of `range`, block by block, in input order. Before each full
     /// block, the range's next block is hinted into L2. A range's blocks lie anywhere in the
     /// pool, so the hardware's stream prefetcher starts over at each one, and the inserts
-    /// would wait on its first lines. 100 M keys into 119 MiB with the buffers kept: the whole
-    /// build about 1.1x faster with the hint, on one thread and on two (`cargo test --release
-    /// -p linebloom --lib partitioned_build_times -- --ignored --nocapture`).
+    /// would wait on its first lines. The hint costs a few instructions per block and speeds
+    /// the whole build, on one thread and on two (`docs/performance.md`, Levers tried).
     fn each_block(&self, range: usize, mut f: impl FnMut(&[u64])) {
         let pool: &[u64] = bytemuck::cast_slice(&self.pool);
         let full = &self.full[range];
@@ -316,8 +307,8 @@ impl BlockedBloom {
     /// where too small, kept for the caller). Returns `false`, having inserted nothing, where
     /// the partitions cannot be allocated. Never inlined: `insert_hashes` and
     /// `par_insert_hashes` share this one compiled copy (inlined into a caller with one thread
-    /// known, the same partitioned insert can run about 1.5x slower in one binary and level in
-    /// another: code placement, not the algorithm).
+    /// known, the same partitioned insert runs slower in some binaries and not in others: code
+    /// placement, not the algorithm, which one copy takes out of the picture).
     #[inline(never)]
     pub(super) fn insert_partitioned(
         &mut self,
@@ -418,9 +409,8 @@ impl BuildBuffers {
 /// possibly a little shorter), at least 1. Full chunks and a short last one would cost more per
 /// key: the last chunk's ranges' lines are read and written back for fewer keys each, and it
 /// is split among the threads by a full chunk's share, so one thread fills it alone. Equal
-/// chunks, each split evenly, make 100 M keys into 119 MiB on 2 pinned threads about 1.15x
-/// faster (`cargo test --release -p linebloom --lib partitioned_build_times -- --ignored
-/// --nocapture`).
+/// chunks, each split evenly, keep every thread busy on every chunk (measured in
+/// `docs/performance.md`, Levers tried).
 pub(super) fn chunk_len(keys: usize, lines: usize) -> usize {
     let most = chunk_keys(lines);
     keys.div_ceil(keys.div_ceil(most).max(1)).max(1)

@@ -223,18 +223,17 @@ const fn enable_table(slot_offset: usize, on: u64) -> [[Enable; 8]; 16] {
 /// Built on 64-bit lanes: one 32-bit multiply gives both bit positions of every word, 64-bit
 /// variable shifts place them, and the rotation's enable pattern comes from a table. Computing
 /// the enable pattern with compares and placing bits with 32-bit shifts on paired lanes gives
-/// the same bits 1.3-1.8x slower per in-L1 lookup on AVX2, where `wide` emulates unsigned
-/// compares with two instructions (`cargo bench --bench lookup`).
+/// the same bits in more instructions, above all on AVX2, where `wide` emulates unsigned
+/// compares with two instructions (measured in `docs/performance.md`, Levers tried).
 #[inline(always)]
 pub fn mask_for(hash: u64, hashes: u32) -> Mask {
     let prod = products(hash);
     let k = table_row(hashes);
     // The rotation `r` (hash bits 32..35) as the offset of its pattern in 64-bit words, `8 r`:
     // one shift and one AND, and the load's address scales it by 8 itself. Indexing
-    // `[Enable; 8]` by `r` instead costs a third instruction (the `* 64` of the index), about
-    // 1.09x on an in-cache lookup (`linebloom report --items 1000000 --filters blocked`). The
-    // slice is always in bounds (`at <= 56`), so the `unwrap_or` and the bounds check compile
-    // away.
+    // `[Enable; 8]` by `r` instead costs a third instruction (the `* 64` of the index), which
+    // shows on an in-cache lookup. The slice is always in bounds (`at <= 56`), so the
+    // `unwrap_or` and the bounds check compile away.
     let at = ((hash >> 29) & 0x38) as usize;
     let enable = |table: &[[Enable; 8]; 16]| {
         let words: &[u64; 64] = bytemuck::cast_ref(&table[k]);
@@ -251,10 +250,9 @@ pub fn mask_for(hash: u64, hashes: u32) -> Mask {
     // More than 8: every word holds a first bit (that pattern is all ones, so no AND), and the
     // second bit is the pattern's 1 shifted into place (a 0 stays 0): two vector instructions
     // fewer per key than an AND with each pattern, and the OR and the lookup's `& !line` then
-    // fuse into one ternary-logic instruction: k = 9 lookups about 1.2x faster in L1 and at
-    // 1 M keys, inserts about 1.1x (`linebloom report --quick --items 10000,250000,1000000
-    // --filters blocked --bits-per-key 16`). For k < 8 the same form (`pattern << pos`, with a
-    // table of ones) is level with the AND.
+    // fuse into one ternary-logic instruction, which speeds k > 8 lookups and inserts in cache
+    // (docs/performance.md, Levers tried). For k < 8 the same form (`pattern << pos`, with a
+    // table of ones) is level with the AND, so those keep the AND.
     let first = one << (prod >> 58);
     let second = enable(&ENABLE_SECOND) << ((prod >> 26) & u64x8::splat(63));
     Mask(bytemuck::cast(first | second))
@@ -269,14 +267,13 @@ fn products(hash: u64) -> u64x8 {
 
 /// [`mask_for`] for a lookup: the same bits, one step shorter for k = 8. With exactly 8 probes
 /// every word holds one whatever the rotation, so the enable pattern (all ones) is not applied.
-/// One-at-a-time misses with k = 8 (13 bits/key) run 1.05-1.15x faster for it from 16 KiB to
-/// 1.55 MiB, and k = 6 and k = 9 are level (`linebloom report --quick --items
-/// 10000,250000,1000000 --bits-per-key 10|13|16 --filters blocked`). Not used by:
-/// - inserts: skipping the pattern there makes them about 1.1x faster in L1 and L2 but about
-///   1.15x slower past L2, for reasons not found;
-/// - the portable batched lookups: a second branch on k per key costs their loops 3-5 % at
-///   every k, and compiling them once per range of k (k < 8, k = 8, k > 8) makes k <= 8 faster
-///   but k = 9 slower. (The AVX-512 loops of `batch_asm/` have a k = 8 form of their own.)
+/// One-at-a-time misses with k = 8 (13 bits/key) run faster for it in cache, and the branch
+/// leaves other k level (`docs/performance.md`, Levers tried). Not used by:
+/// - inserts: skipping the pattern makes them faster in L1 and L2 but slower past L2, where
+///   building a large filter spends its time;
+/// - the portable batched lookups: a second branch on k per key slows their loops at every k,
+///   and compiling them once per range of k (k < 8, k = 8, k > 8) makes k <= 8 faster but
+///   k = 9 slower. (The AVX-512 loops of `batch_asm/` have a k = 8 form of their own.)
 #[inline(always)]
 pub fn lookup_mask_for(hash: u64, hashes: u32) -> Mask {
     if hashes == 8 {
@@ -291,10 +288,10 @@ impl Line {
 
     /// Sets the mask's bits: `line |= mask`.
     ///
-    /// Written as two 256-bit read-modify-writes: one-by-one inserts run about 1.15x faster at
-    /// 1 M keys than with one 512-bit load-OR-store per key, and level at 100 M (`linebloom
-    /// report --filters blocked`). Builds without AVX-512 split the 512-bit operation the same
-    /// way anyway.
+    /// Written as two 256-bit read-modify-writes: one-by-one inserts run faster in cache than
+    /// with one 512-bit load-OR-store per key, and level past it, where they wait on memory
+    /// (`docs/performance.md`, Levers tried). Builds without AVX-512 split the 512-bit
+    /// operation the same way anyway.
     #[inline(always)]
     pub fn set(&mut self, mask: Mask) {
         let halves: &mut [[u32; 8]; 2] = bytemuck::cast_mut(&mut self.0);

@@ -15,19 +15,18 @@ use crate::prefetch::prefetch;
 /// Keys whose first probe words are computed and prefetched together before any is tested in a
 /// batched lookup, and how many probes of each are prefetched. A key that is absent stops at its
 /// first zero bit, on average after about two probes at the optimal k (half the bits are set),
-/// so the first two cover most of its misses. On a filter of about 128 MiB at k = 7, two probes
-/// of 16 keys make lookups of absent keys about 1.55x faster than one key at a time, ahead of
-/// one probe of 16 keys (1.4x) and all seven probes of 8 keys (1.2x, which is best for present
-/// keys); lookups in a storage engine's filter are mostly of absent keys (`linebloom report
-/// --items 100000000 --filters classic --threads 1`).
+/// so the first two cover most of its misses. Two probes of 16 keys favour absent keys, which
+/// most lookups in a storage engine's filter are: one probe leaves an absent key's second miss
+/// exposed, and every probe of fewer keys, which suits present keys, overlaps the misses of
+/// fewer absent ones (measured in `docs/performance.md`, Levers tried).
 const GROUP: usize = 16;
 /// Probes per key whose words a batched lookup prefetches (see [`GROUP`]).
 const LOOKUP_PREFETCH_PROBES: usize = 2;
 
 /// How many probe words a batched insert prefetches at once (keys per group times k). Every
-/// probe of an insert is touched, so the group shrinks as k grows: 9 keys at k = 7. Measured as
-/// for [`GROUP`] (inserts, k = 7): 64 words in flight are about 1.9x faster than none, ahead
-/// of 32 (1.4x) and 128 (1.75x).
+/// probe of an insert is touched, so the group shrinks as k grows: 9 keys at k = 7. 64 words in
+/// flight rather than 32 or 128: fewer overlap fewer misses, and more run further ahead than
+/// the core keeps misses in flight, so the extra hints only cost their instructions.
 const INSERT_PREFETCHES: usize = 64;
 
 /// Below this many hashes the bulk insert runs on the calling thread: spawning would cost more
@@ -36,9 +35,9 @@ const PAR_MIN_HASHES: usize = 1 << 14;
 
 /// Below this many words (32 MiB, the size of a large L3 cache) the bulk insert runs on the
 /// calling thread: a filter the caches hold is written faster by one core with plain stores
-/// than by several with locked ORs that pass its cache lines back and forth. 2 threads against
-/// 1: 0.45x at 1 MiB, 0.87x at 16 MiB, 1.32x at 256 MiB (`linebloom report --filters classic
-/// --threads 1,2`).
+/// than by several with locked ORs that pass its cache lines back and forth; past the cache
+/// several threads keep more misses in flight, which outweighs the locked ORs (measured in
+/// `docs/performance.md`, Levers tried).
 const PAR_MIN_WORDS: usize = 1 << 22;
 
 /// Hashes per rayon task in the bulk insert: large enough to amortise the task, small enough to

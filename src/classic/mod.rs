@@ -33,27 +33,26 @@
 //! computed directly (the inserts into filters of up to 8 MiB).
 //!
 //! ## Speed of the scalar paths
-//! `insert_hash` and `contains_hash` are level with or ahead of `fastbloom`'s pre-hashed path
-//! (same probe count, same bits per key) in `linebloom report --items 1000000,100000000
-//! --filters classic,fastbloom --fpr-bits 10 --fpr-items 1000000 --fpr-probes 1000000
-//! --threads 1`. Five choices get them there, each kept because that command shows it pays:
+//! `docs/performance.md` compares `insert_hash` and `contains_hash` with `fastbloom`'s
+//! pre-hashed path (same probe count, same bits per key). Five choices shape them, each kept
+//! because it pays (the figures are in `docs/performance.md`, Levers tried):
 //! - The probe loop is written out instead of `DoubleHash::take(k).all(..)`, whose early exit
 //!   compiles to a three-state flag with `setae`/`cmove` per probe; the first probe is tested
-//!   before `h2` is computed; lookups skip the bounds check. Lookups of present keys run about
-//!   1.5x faster for it. A lookup of a big filter runs at the memory's pace only if the
+//!   before `h2` is computed; lookups skip the bounds check. Lookups of present keys, which run
+//!   every probe, gain most. A lookup of a big filter runs at the memory's pace only if the
 //!   processor can look many keys ahead, so every instruction per probe counts there too.
 //! - `h2` swaps the hash's halves instead of remixing it with `mix64` (two dependent
-//!   multiplies before every probe after the first): about 1.15x on every path. The FPR is
+//!   multiplies before every probe after the first), which every path gains from. The FPR is
 //!   the same either way (within ±2 % of the model; `tests/classic.rs` checks it), and the
 //!   swap is part of which bits a key sets (hash scheme 2).
 //! - The probe count is a literal for k = 1..=16 (`with_fixed_hashes!`), so the loops unroll
-//!   completely; otherwise LLVM unrolls them by four with a remainder loop, and inserts run
-//!   about 1.1x slower.
+//!   completely; otherwise LLVM unrolls them by four with a remainder loop, whose counter and
+//!   branches slow the inserts.
 //! - Bounds checks stay on the chained inserts and go from lookups and the direct inserts (see
 //!   `word`, `words_mut` and `words_mut_unchecked`).
 //! - Inserts into filters of up to 8 MiB compute each probe from the hash directly instead of
-//!   from the probe before it, about 1.07x faster at 1.19 MiB; the chain stays past 8 MiB,
-//!   where it is faster (see `DIRECT_PROBES_MAX_WORDS`).
+//!   from the probe before it, which is faster while the words are in cache; the chain stays
+//!   past 8 MiB, where it is faster (see `DIRECT_PROBES_MAX_WORDS`).
 //!
 //! ## Model
 //! After `n` keys a bit is still zero with probability `(1 − 1/m)^{kn} ≈ e^{−k/c}`, `c = m/n`;
@@ -105,10 +104,9 @@ use builder::check_hashes;
 /// variable beyond: the probe loops of the `#[inline(always)]` functions it calls are then
 /// unrolled completely, with no loop counter, exit branch or remainder loop. The price is code
 /// size at each call site of `insert_hash`/`contains_hash` (a jump table and 17 short loops); an
-/// `#[inline]` version is not inlined into callers' loops and costs a call per key (misses
-/// about 1.25x slower at 1 M keys). Against only k = 7 as a literal, the jump table costs up
-/// to 5 % at k = 7, which buys the same unrolling for every common k (`linebloom report
-/// --items 1000000 --filters classic --threads 1`).
+/// `#[inline]` version is not inlined into callers' loops and costs a call per key, more than
+/// the jump table. Against only k = 7 as a literal, the jump table costs a little at k = 7,
+/// which buys the same unrolling for every common k.
 macro_rules! with_fixed_hashes {
     ($hashes:expr, |$k:ident| $body:expr) => {
         with_fixed_hashes!(@arms $hashes, $k, $body; 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
@@ -130,13 +128,11 @@ pub(super) const WORD_BITS: u64 = 64;
 /// Up to this many words (8 MiB) the inserts compute each probe from the hash directly
 /// ([`probe`]); past it they chain them ([`DoubleHash::step`]), each from the one before. Same
 /// bits either way. With the words in cache a probe's store is quick and the chain of two-cycle
-/// additions (probe `i` waits on `i` of them) held back one key's accesses, so the direct form
+/// additions (probe `i` waits on `i` of them) holds back one key's accesses, so the direct form
 /// is faster there; past the cache each probe waits on memory, and the chain's fewer
-/// instructions let the processor keep more keys in flight. One-by-one inserts at k = 7 and 10
-/// bits/key, direct against chained: about 1.07x faster at 1.19 MiB and 1.2x at 4 MiB, about
-/// 1.05x slower at 119 MiB (`linebloom report --items 1000000,3355443,100000000 --filters
-/// classic --threads 1`). Lookups keep the chain at every size: the direct form makes them
-/// about 5 % slower at 1.19 MiB, since a miss usually stops after a probe or two.
+/// instructions let the processor keep more keys in flight (measured in `docs/performance.md`,
+/// Levers tried). Lookups keep the chain at every size: the direct form makes them slower even
+/// in cache, since a miss usually stops after a probe or two and has little chain to shorten.
 const DIRECT_PROBES_MAX_WORDS: usize = 1 << 20;
 
 /// A classic Bloom filter: `m` bits in one array, `k` bits anywhere in it per key.
@@ -329,8 +325,8 @@ impl ClassicBloom {
     }
 
     /// Word `index` (a [`locate`] of a [`reduce`] onto `num_bits`), read without a bounds check:
-    /// with the check, lookups of present keys run about 1.07x slower at 1 M keys and k = 7, and
-    /// misses about 1.03x (`linebloom report --items 1000000 --filters classic --threads 1`).
+    /// the check is a compare and branch per probe, which slows lookups, most of all those of
+    /// present keys, which run every probe.
     #[inline(always)]
     fn word(&self, index: usize) -> u64 {
         debug_assert!(index < self.words.len());
@@ -341,17 +337,16 @@ impl ClassicBloom {
     }
 
     /// Word `index` for writing, bounds-checked: the inserts past [`DIRECT_PROBES_MAX_WORDS`]
-    /// take it. Without the check they run slower (the compiler schedules the loop worse),
-    /// about 1.05x at 256 MiB (`linebloom report --filters classic,fastbloom --threads 1`).
+    /// take it. Without the check they run slower: the compiler schedules the loop worse.
     #[inline(always)]
     fn words_mut(&mut self, index: usize) -> &mut u64 {
         self.words[index].get_mut()
     }
 
     /// Word `index` for writing (as for [`word`](Self::word)), without a bounds check: the
-    /// inserts up to [`DIRECT_PROBES_MAX_WORDS`] take it. With the check they run about 1.12x
-    /// slower at 16 KiB and level at 1 M keys (`linebloom report --items 10000,1000000
-    /// --filters classic,fastbloom --threads 1`).
+    /// inserts up to [`DIRECT_PROBES_MAX_WORDS`] take it. With the check they run slower in L1,
+    /// where the check is a visible share of each probe's work, and level once the words come
+    /// from further out.
     #[inline(always)]
     fn words_mut_unchecked(&mut self, index: usize) -> &mut u64 {
         debug_assert!(index < self.words.len());

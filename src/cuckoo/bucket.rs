@@ -120,10 +120,10 @@ pub(super) fn matches<const F: u32>(bucket: u64, fp: u64) -> u64 {
 /// 0, which no fingerprint equals). 12-bit slots do not fall on lane boundaries: both buckets
 /// go into the two 64-bit lanes of one vector for the SWAR test ([`matches()`], on both at once).
 /// The loads skip the bounds checks (six instructions per lookup). Past the cache, one at a
-/// time, this is about 1.5x faster than two scalar SWAR tests with checked loads, for 8-bit
-/// and 12-bit fingerprints alike; in cache the 12-bit form also avoids the 8-wide gathers
-/// LLVM makes of callers' loops of the scalar test, which are slower there (`cargo run
-/// --release --example cuckoo_lookup` times a lookup part by part).
+/// time, this beats two scalar SWAR tests with checked loads, for 8-bit and 12-bit
+/// fingerprints alike, since it takes fewer instructions per lookup (measured in
+/// `docs/performance.md`, Levers tried); in cache the 12-bit form also avoids the 8-wide
+/// gathers LLVM makes of callers' loops of the scalar test, which are slower there.
 ///
 /// # Safety
 /// `t` is a filter's table (as [`CuckooFilter::lines_bytes`] gives it) and `i1`, `i2` are

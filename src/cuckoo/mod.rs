@@ -46,11 +46,11 @@
 //! free slot in its own other bucket? then it does, and the walk ends); otherwise a random slot
 //! takes the fingerprint being carried and the evicted one is carried on to its alternate
 //! bucket, for at most [`MAX_KICKS`] (500) evictions. The look-ahead costs up to four more
-//! bucket reads per step but raises the load at the first failure from about 95.7 % (plain
-//! random walk, 10^6 buckets) to about 97 % at every size measured (10^2 to 10^6 buckets, all
-//! widths). Each eviction's slot is recorded; if the walk ends without a free slot, it is
-//! replayed backwards (every step is a swap, and the alternate index is an involution, so each
-//! step can be undone exactly), which leaves the table bit for bit as it was before the call.
+//! bucket reads per step but raises the load at the first failure above that of a plain random
+//! walk, at every size and width (`docs/performance.md`, Levers tried). Each eviction's slot is
+//! recorded; if the walk ends without a free slot, it is replayed backwards (every step is a
+//! swap, and the alternate index is an involution, so each step can be undone exactly), which
+//! leaves the table bit for bit as it was before the call.
 //! The insert then returns [`Error::Full`] and [`CuckooFilter::len`] is unchanged. Many
 //! implementations instead drop the last evicted fingerprint, a silent false negative for some
 //! earlier key; here a failed insert loses nothing, and lookups stay at two buckets (no victim
@@ -123,9 +123,9 @@ pub const SLOTS_PER_BUCKET: u32 = 4;
 pub const FINGERPRINT_WIDTHS: [u32; 3] = [8, 12, 16];
 
 /// The load factor the sizing constructors plan for (the paper's figure for 4-slot buckets). The
-/// first insert failure comes at about 97 % load with this filter's eviction (see the module
-/// docs; `tests/cuckoo.rs` checks at least 95 %), so a filter sized for `items` holds them with
-/// a little to spare.
+/// first insert failure comes above this load with this filter's eviction (see the module
+/// docs; `tests/cuckoo.rs` checks it), so a filter sized for `items` holds them with a little
+/// to spare.
 pub const TARGET_LOAD: f64 = 0.95;
 
 /// [`TARGET_LOAD`] in percent, so bucket counts are computed exactly in integers.
@@ -137,18 +137,18 @@ pub const MAX_KICKS: usize = 500;
 /// How many keys ahead [`CuckooFilter::contains_hashes`] hints both buckets of a key into L2 on
 /// tables larger than [`AHEAD_FROM_BYTES`], as the blocked filter's batched lookups do: a
 /// prefetch retires at once, so the misses in flight do not depend on how many lookups the
-/// out-of-order window holds. Of 32, 64, 128 and 256 keys ahead, 128 is the fastest at 100 M
-/// keys, about 3x faster than prefetching groups of 16 keys (`linebloom report --quick --items
-/// 100000000 --filters cuckoo --threads 1`). The buckets are not also hinted into L1 shortly
-/// before the test, as the blocked filter's lines are: a cuckoo lookup computes its buckets
-/// again for each hint, which costs more than the hint gives.
+/// out-of-order window holds. 128 keys ahead rather than 32, 64 or 256, or groups of 16 keys:
+/// fewer keys ahead leave part of the memory latency exposed, more let hinted lines leave L2
+/// before their test (measured in `docs/performance.md`, Levers tried). The buckets are not
+/// also hinted into L1 shortly before the test, as the blocked filter's lines are: a cuckoo
+/// lookup computes its buckets again for each hint, which costs more than the hint gives.
 const AHEAD: usize = 128;
 
 /// Tables up to this size take the plain one-at-a-time loop: with the vector test (see
 /// [`in_either`]) the core keeps enough lookups in flight there by itself, and the plain loop is
-/// level with or faster than prefetching up to about 10 MiB. Past that the prefetching loop
-/// wins, by about 4x at 119 MiB (`linebloom report --quick --items
-/// 1000000,8000000,16000000,100000000 --filters cuckoo --threads 1`).
+/// level with or faster than prefetching, whose second computation of each key's buckets costs
+/// more than it hides. Past that the prefetching loop wins by far: its misses in flight no
+/// longer depend on the out-of-order window.
 const AHEAD_FROM_BYTES: usize = 8 << 20;
 
 /// Calls the width-specialised version of a method: `by_width!(self.method(args))`.
@@ -460,10 +460,10 @@ impl CuckooFilter {
     /// A key's first bucket, fingerprint and second bucket.
     ///
     /// With 8-bit fingerprints `h(fp)` comes from [`alt_hashes`](Self::alt_hashes) instead of
-    /// two multiplies, which makes one-at-a-time lookups about 1.1x faster in and past the cache
-    /// (`linebloom report --quick --items 100000,1000000,100000000 --filters cuckoo --threads
-    /// 1`): past the cache a lookup is bound by how many the core keeps in flight, which grows
-    /// as each takes fewer instructions.
+    /// two multiplies, which makes one-at-a-time lookups faster in and past the cache, for a
+    /// 256-entry table per filter (`docs/performance.md`, Levers tried): past the cache a
+    /// lookup is bound by how many the core keeps in flight, which grows as each takes fewer
+    /// instructions.
     #[inline(always)]
     fn candidates<const F: u32>(&self, hash: u64) -> (usize, u64, usize) {
         let i1 = reduce(hash, self.buckets);
@@ -496,8 +496,8 @@ impl CuckooFilter {
                     if F == 12 {
                         // A 12-bit bucket is read with one 8-byte load, which crosses into the
                         // next line for 3 in 32 buckets: without these two prefetches that
-                        // line is a demand miss for about one lookup in five, and batched
-                        // lookups of 12-bit buckets run about 3.5x slower than of 16-bit ones.
+                        // line is a demand miss for about one lookup in five, which stalls the
+                        // batched lookups of 12-bit buckets far behind those of 16-bit ones.
                         // The padding keeps `+ 7` inside the table.
                         prefetch_to(Level::L2, &t[i1 * stride + 7]);
                         prefetch_to(Level::L2, &t[i2 * stride + 7]);

@@ -53,8 +53,8 @@ impl BlockBytes for [u8; BLOCK_BYTES] {
 }
 
 /// The block of `hash` in `blocks` (an empty run answers [`BlockBytes::EMPTY`]), with no
-/// per-key bounds check: in cache the check cost about one lookup in five (`linebloom report
-/// --sizes 16KiB,1MiB --filters split-block,sbbf-rs --threads 1`).
+/// per-key bounds check: in cache, where a lookup is a handful of instructions, the check is a
+/// large share of them (measured in `docs/performance.md`, Levers tried).
 #[inline(always)]
 fn block_at<B: BlockBytes>(blocks: &[B], hash: u64) -> &B {
     if blocks.is_empty() {
@@ -250,9 +250,8 @@ impl SplitBlockBloom {
     /// inserts the hashes of its run (the blocked filter's scanning tasks, `bulk.rs`). Takes no
     /// memory of its own. Runs on one thread for fewer than 16 Ki hashes, and for a filter of
     /// up to 2 MiB: there a key's insert costs about as little as scanning it, so every task's
-    /// scan of the whole input outweighs what the threads share (2 threads at 1 MiB ran at
-    /// 0.70x one thread, at 16 MiB 1.45x and at 256 MiB 1.54x: `linebloom report --sizes
-    /// 1MiB,16MiB,256MiB --filters split-block --threads 1,2`).
+    /// scan of the whole input outweighs what the threads share, and two threads run slower
+    /// than one (`docs/performance.md`, The Parquet split-block filter).
     pub fn par_insert_hashes(&mut self, hashes: &[u64]) {
         let total = self.num_blocks();
         let threads = crate::par::current_num_threads();

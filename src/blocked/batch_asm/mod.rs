@@ -9,8 +9,9 @@
 //! `add` where the test's carry flag would do. A batch has its hashes in memory and wants a
 //! count or one byte per answer, so here the loop is written out: the multiply reads the hash
 //! from memory, and the answer goes from the carry flag straight into an `adc` (counts) or a
-//! `setc` to the output (answers), four keys per iteration. Batched lookups in cache run about
-//! 1.15-1.3x faster for it, and level far past the cache, where they wait on memory.
+//! `setc` to the output (answers), four keys per iteration. Batched lookups in cache run faster
+//! for it, and level far past the cache, where they wait on memory (`docs/performance.md`,
+//! Levers tried).
 //!
 //! How to see the gain, on a machine with AVX-512: `LINEBLOOM_BENCH_MAX_MIB=2 cargo bench
 //! --bench lookup`, whose `scalar` rows run the portable `wide` test key by key (in cache the
@@ -29,8 +30,8 @@
 //! The batched insert into a filter that fits the cache (`BlockedBloom::insert_hashes` up to
 //! 2 MiB) gets the same loop with the first of those fixes: the multiply reads each hash from
 //! memory, then the key's mask goes into its line as two 256-bit read-modify-writes, as
-//! `Line::set` writes it, about 1.2x faster than a loop of `insert_hash` in cache. Past the
-//! cache the inserts prefetch and stay portable.
+//! `Line::set` writes it, faster than a loop of `insert_hash` in cache. Past the cache the
+//! inserts prefetch and stay portable.
 //!
 //! Three probes: k < 8 (one bit in the words the rotation enables), k = 8 (one bit in every
 //! word: no enable pattern) and k > 8 (a second bit in some words). Compiled into every x86-64
