@@ -584,10 +584,29 @@ impl CountingBlockedBloom {
         nonzero as f64 / (self.lines.len() as f64 * f64::from(LINE_COUNTERS))
     }
 
-    /// The FPR expected from the filter as it is now: the fill ratio to the power k (each of a
-    /// new key's counters is non-zero with about that chance).
+    /// The FPR a key never inserted meets now, read from the counters rather than predicted
+    /// from an item count: exact in expectation over random keys, skewed line loads included.
+    ///
+    /// Such a key picks a uniform line and rotation `r`, and one uniform counter in each of the
+    /// k words `W_r` of that rotation, so it is a false positive with probability
+    /// `Π_{w ∈ W_r} z_w / 16`, `z_w` the non-zero counters of word `w`. This averages that over
+    /// all lines and the 8 rotations. (The fill ratio to the power k would ignore that keys
+    /// crowd some lines more than others, and read low.)
     pub fn current_fpr(&self) -> f64 {
-        self.fill_ratio().powi(self.hashes as i32)
+        let k = self.hashes.clamp(1, MAX_COUNTING_HASHES) as usize;
+        let mut sum = 0.0;
+        for line in self.lines.iter() {
+            let words: [u64; 8] = bytemuck::cast(*line);
+            let share: [f64; 8] = std::array::from_fn(|w| {
+                let x = words[w];
+                f64::from(((x | x >> 1 | x >> 2 | x >> 3) & NIBBLE_LOW).count_ones()) / 16.0
+            });
+            let per_line: f64 = (0..8)
+                .map(|r| (0..k).map(|i| share[(i + r) % 8]).product::<f64>())
+                .sum();
+            sum += per_line / 8.0;
+        }
+        sum / self.lines.len().max(1) as f64
     }
 
     /// Distinct keys inserted (and not removed), estimated from the share of non-zero

@@ -331,6 +331,58 @@ fn the_cli_creates_adds_queries_and_exports() {
     }
     let estimate = json["items_estimate"].as_f64().unwrap();
     assert!((estimate - 5_000.0).abs() < 250.0, "{json}");
+    // As text, as `stats` prints a saved filter: names in words, values in one column,
+    // readable numbers.
+    let o = redis(&["stats", "f", "--url", &url]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = stdout(&o);
+    let names: Vec<&str> = text.lines().map(|l| l[..17].trim_end()).collect();
+    assert_eq!(
+        names,
+        [
+            "filter",
+            "servers",
+            "shards",
+            "lines",
+            "hashes",
+            "seed",
+            "bytes",
+            "created for",
+            "set bits",
+            "fill ratio",
+            "estimated items",
+            "bits per key",
+            "model FPR",
+            "damaged shards",
+        ],
+        "{text}"
+    );
+    let value = |name: &str| -> String {
+        let line = text.lines().find(|l| l[..17].trim_end() == name).unwrap();
+        assert_eq!(&line[17..18], " ", "{line:?}");
+        line[18..].to_string()
+    };
+    assert_eq!(value("filter"), "blocked, shared as \"f\"");
+    assert_eq!(value("servers"), "single node");
+    assert_eq!(value("created for"), "5000 items at FPR 1.00 %");
+    assert_eq!(
+        value("seed"),
+        format!("{:#x}", json["seed"].as_u64().unwrap())
+    );
+    let bytes = json["bytes"].as_u64().unwrap();
+    assert!(
+        value("bytes").starts_with(&format!("{bytes} (")) && value("bytes").ends_with("KiB)"),
+        "{text}"
+    );
+    assert_eq!(value("estimated items"), format!("{estimate:.0}"));
+    let fill = value("fill ratio");
+    assert!(fill.starts_with("0.") && fill.len() == 6, "{fill}");
+    let fpr = json["fpr_estimate"].as_f64().unwrap();
+    assert_eq!(
+        value("model FPR"),
+        format!("{:.5} % (at the estimated items)", fpr * 100.0)
+    );
+    assert_eq!(value("damaged shards"), "0");
     let exported = dir.join("f.lbf");
     let o = redis(&[
         "export",

@@ -197,10 +197,104 @@ fn a_tiny_sweep_writes_every_file() {
     for c in &config.filters {
         assert!(md.contains(&format!("| {} |", c.name())), "{c}");
     }
+    // The summary opens the report: within its first 40 lines, at most 15 lines long, a pick
+    // for every need and a verdict for every README claim, and no machine fact of its own.
+    let lines: Vec<&str> = md.lines().collect();
+    let start = lines.iter().position(|l| *l == "## Summary").unwrap();
+    assert!(start < 40, "the summary starts at line {}", start + 1);
+    let mut len = lines[start + 1..]
+        .iter()
+        .position(|l| l.starts_with("## "))
+        .unwrap()
+        + 1;
+    while lines[start + len - 1].is_empty() {
+        len -= 1;
+    }
+    let section = lines[start..start + len].join("\n");
+    assert!(
+        len <= linebloom_cli::report::summary::SUMMARY_MAX_LINES,
+        "{len} lines:\n{section}"
+    );
+    for need in [
+        "| point lookups on a hot path |",
+        "| batches of lookups |",
+        "| building fast |",
+        "| deletes |",
+        "| growth (count not known) |",
+        "| fewest bits per key (1 % FPR) |",
+    ] {
+        assert!(section.contains(need), "{need} in\n{section}");
+    }
+    let s = linebloom_cli::report::summary::summarize(&report);
+    assert_eq!(s.picks.len(), 6);
+    assert!(s.picks.iter().all(|p| p.pick != "—"), "{:?}", s.picks);
+    assert_eq!(s.claims.len(), 4);
+    for c in &s.claims {
+        assert!(
+            ["holds (", "here: ", "not tested: "]
+                .iter()
+                .any(|v| c.verdict.starts_with(v)),
+            "{c:?}"
+        );
+    }
+    assert!(section.contains(&report.machine.simd_path), "{section}");
+    assert!(section.contains("linebloom tune --items N --fpr P"));
+    // The machine's cache, not a fixed one, in the words beside the tables.
+    assert!(
+        !md.contains("32 MiB cache"),
+        "a fixed cache size in the report"
+    );
+    if let Some(llc) = report.machine.last_level_cache_bytes() {
+        let llc = linebloom_cli::report::byte_size::format_byte_size(llc);
+        assert!(md.contains(&format!("this machine's {llc} last-level cache")));
+    }
+    // Each step's time is recorded, in the plan's order.
+    let plan = linebloom_cli::report::sweep::plan_steps(&config);
+    let steps: Vec<&str> = report.steps.iter().map(|s| s.step.as_str()).collect();
+    let planned: Vec<&str> = plan.iter().map(|(label, _)| label.as_str()).collect();
+    assert_eq!(steps, planned);
+    assert!(
+        report
+            .steps
+            .iter()
+            .all(|s| s.seconds >= 0.0 && s.expected_s >= 0.0)
+    );
 
-    // SVG: well-formed enough to be a picture, titled.
+    // SVG: well-formed enough to be a picture, titled; every series told from the others by
+    // its colour and marker (or, for a model beside its measurement, by its dashes), every
+    // legend name in the picture.
     let plots = linebloom_cli::report::plot::plots(&report).unwrap();
     assert!(plots.len() >= config.filters.len() + 3);
+    for plot in &plots {
+        assert!(!plot.legend.is_empty(), "{}", plot.file);
+        for (i, a) in plot.legend.iter().enumerate() {
+            assert!(plot.svg.contains(&a.name), "{}: {}", plot.file, a.name);
+            for b in &plot.legend[i + 1..] {
+                assert!(
+                    (a.style.colour, a.style.marker) != (b.style.colour, b.style.marker),
+                    "{}: {} and {} look alike ({:?})",
+                    plot.file,
+                    a.name,
+                    b.name,
+                    a.style
+                );
+            }
+        }
+    }
+    // The plots that compare filters give a filter the same look in each.
+    let look = |file: &str, name: &str| {
+        plots
+            .iter()
+            .find(|p| p.file == file)
+            .and_then(|p| p.legend.iter().find(|e| e.name == name))
+            .map(|e| (e.style.colour, e.style.marker))
+    };
+    for c in &config.filters {
+        assert_eq!(
+            look("compare_hit.svg", c.name()),
+            look("compare_miss.svg", c.name())
+        );
+    }
     for plot in &plots {
         let svg = std::fs::read_to_string(dir.join(&plot.file)).unwrap();
         assert!(svg.trim_start().starts_with("<svg"), "{}", plot.file);
@@ -303,6 +397,73 @@ fn the_command_runs_end_to_end() {
     }
     let md = std::fs::read_to_string(dir.join(write::MARKDOWN_FILE)).unwrap();
     assert!(md.contains("linebloom report --sizes 16KiB,64KiB"));
+    // The summary ends the command's output, then where the files are.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Summary: "), "{text}");
+    assert!(
+        text.contains("\nREADME claims on this machine:\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("files written to {}", dir.display())),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_out_a_report_goes_to_a_fresh_ignored_folder() {
+    // Run where `results/` exists, as in a checkout: it is left alone, and each run gets a
+    // folder of its own under target/report/.
+    let dir = temp_dir("default-out");
+    std::fs::create_dir(dir.join("results")).unwrap();
+    std::fs::write(dir.join("results/report.md"), "committed").unwrap();
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_linebloom"))
+            .current_dir(&dir)
+            .args([
+                "report",
+                "--sizes",
+                "16KiB",
+                "--filters",
+                "blocked",
+                "--fpr-bits",
+                "10",
+                "--fpr-items",
+                "5000",
+                "--fpr-probes",
+                "5000",
+                "--threads",
+                "1",
+                "--reps",
+                "1",
+                "--lookups",
+                "1000",
+                "--min-sample-ms",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run();
+    run();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("results/report.md")).unwrap(),
+        "committed"
+    );
+    let folders: Vec<PathBuf> = std::fs::read_dir(dir.join("target/report"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 2, "{folders:?}");
+    for f in &folders {
+        assert!(f.join(write::MARKDOWN_FILE).exists(), "{}", f.display());
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -313,6 +474,7 @@ fn bad_report_flags_exit_2() {
         vec!["report", "--threads", "0"],
         vec!["report", "--filters", "bloom"],
         vec!["report", "--bits-per-key", "0.5"],
+        vec!["report", "--quick", "--full"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_linebloom"))
             .args(&args)

@@ -177,6 +177,44 @@ fn measured_fpr_follows_the_model() {
 }
 
 #[test]
+fn current_fpr_matches_the_measured_rate() {
+    // The estimate read from the counters, against the rate measured on 400,000 keys never
+    // inserted: within 4 standard deviations of sampling error (the keys are fixed, so the
+    // test is deterministic), at the sizes `with_fpr` gives, after removes too.
+    for fpr in [0.05, 0.01, 0.001] {
+        let n = 100_000u64;
+        let mut f = CountingBlockedBloom::with_fpr(n as usize, fpr).unwrap();
+        for i in 0..n {
+            f.insert_hash(mix64(i));
+        }
+        for removed in [0, n / 4] {
+            for i in 0..removed {
+                assert!(f.remove_hash(mix64(i)));
+            }
+            let probes = 400_000u64;
+            let hits = (0..probes)
+                .filter(|&i| f.contains_hash(mix64(i + (1 << 40))))
+                .count() as f64;
+            let measured = hits / probes as f64;
+            let estimate = f.current_fpr();
+            let sd = (estimate * (1.0 - estimate) / probes as f64).sqrt();
+            assert!(
+                (measured - estimate).abs() < 4.0 * sd,
+                "fpr {fpr}, {removed} removed: measured {measured}, estimate {estimate}"
+            );
+            // With nothing removed, the estimate also agrees with the model at n keys.
+            if removed == 0 {
+                let model = f.expected_fpr(n);
+                assert!(
+                    (estimate / model - 1.0).abs() < 0.05,
+                    "{estimate} vs {model}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn sizing_reaches_the_asked_rate() {
     for fpr in [0.05, 0.01, 0.001] {
         let bits = counting_bits_per_key(fpr).unwrap();

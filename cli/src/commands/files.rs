@@ -19,6 +19,8 @@ use linebloom::Error;
 use linebloom::filter::{Filter, FilterKind, Sizing};
 use linebloom::format::{AnyFilter, HEADER_LEN, read_any, read_header};
 use linebloom::hash::{DEFAULT_SEED, hash_bytes, hash_xxh64};
+use linebloom_cli::report::byte_size::format_byte_size;
+use linebloom_cli::report::figures::fpr_md;
 
 use super::keys::{DEFAULT_MAX_KEY_BYTES, KeyReader, KeySource, answer_keys_with, read_failure};
 use super::output::{self, OutputFile, outln};
@@ -33,8 +35,8 @@ const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 #[derive(clap::Args)]
 #[command(group(ArgGroup::new("size").required(true).args(["bits_per_key", "fpr"])))]
 pub struct BuildArgs {
-    /// Which filter: blocked, classic, cuckoo, counting or scalable.
-    #[arg(long)]
+    /// Which filter.
+    #[arg(long, value_parser = super::filter_kind_parser())]
     filter: FilterKind,
     /// Size the filter for this false-positive rate.
     #[arg(long)]
@@ -49,8 +51,13 @@ pub struct BuildArgs {
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
     /// Size for this many keys and insert while reading (default: size for the keys read).
+    /// Keys enough to put the model FPR past twice the asked one fail the build (exit 2, no
+    /// file) unless --allow-overfill.
     #[arg(long)]
     items: Option<usize>,
+    /// Write the filter even when the keys put its model FPR past twice the asked one.
+    #[arg(long, requires = "items")]
+    allow_overfill: bool,
     /// The keys, one per line (a trailing "\r" is stripped); "-" or none: standard input.
     #[arg(long)]
     input: Option<PathBuf>,
@@ -99,21 +106,21 @@ pub fn build(args: BuildArgs) -> Result<(), Failure> {
     let output = OutputFile::create(&args.output)?;
     let mut keys = KeySource::from_arg(args.input.as_deref()).open(args.max_key_bytes)?;
     keys.set_progress(progress(keys.len(), "reading"));
-    let (filter, inserted) = match (sized, args.items) {
+    let built = match (sized, args.items) {
         (Some(mut filter), Some(items)) => {
             let mut inserter = Inserter::new(&filter);
             while let Some(key) = keys.next_key()? {
                 let hash = filter.hash_key(key);
                 inserter.insert(&mut filter, hash, keys.line_number(), keys.name())?;
             }
-            let inserted = inserter.inserted;
-            if filter.kind() != FilterKind::Cuckoo && inserted > items as u64 {
-                eprintln_quietly(format_args!(
-                    "linebloom: warning: {inserted} keys went into a filter sized for {items} \
-                     (--items); its false-positive rate is higher than asked"
-                ));
-            }
-            (filter, inserted)
+            let built = Built {
+                read: keys.line_number(),
+                inserted: inserter.inserted,
+                sized_for: items,
+                filter,
+            };
+            check_load(&built, sizing, args.allow_overfill)?;
+            built
         }
         _ => {
             // One pass keeps only the hashes (8 bytes per key); the seed is fixed before the
@@ -140,15 +147,153 @@ pub fn build(args: BuildArgs) -> Result<(), Failure> {
                     inserter.inserted
                 }
             };
-            (filter, inserted)
+            Built {
+                read: hashes.len() as u64,
+                inserted,
+                sized_for: items,
+                filter,
+            }
         }
     };
     keys.finish_progress();
     output.commit(|out| {
-        filter
-            .write_to_with_items(inserted, out)
+        built
+            .filter
+            .write_to_with_items(built.inserted, out)
             .map_err(std::io::Error::other)
-    })
+    })?;
+    eprintln_quietly(format_args!(
+        "{}",
+        build_summary(&built, args.bits_per_key, keys.name())
+    ));
+    Ok(())
+}
+
+/// A filter `build` made, and the counts its summary line reports.
+struct Built {
+    filter: AnyFilter,
+    /// Keys (lines) read from the input.
+    read: u64,
+    /// Keys inserted: all of them, except keys a cuckoo filter already reported present.
+    inserted: u64,
+    /// The keys the filter was sized for (`--items`, else the keys read, at least 1).
+    sized_for: usize,
+}
+
+/// How far past its asked FPR a filter sized by `--items` may be filled before `build` refuses
+/// to write it: twice the asked rate (about 20 % more keys than `--items` at 1 %).
+const OVERFILL_FPR_FACTOR: f64 = 2.0;
+
+/// With `--items`, more keys than the filter was sized for raise its FPR. A little is a warning;
+/// past [`OVERFILL_FPR_FACTOR`] times the asked rate the build fails (exit 2, no file) unless
+/// `--allow-overfill` keeps it. A cuckoo filter refuses keys when full instead, and a scalable
+/// one grows, so neither is checked.
+fn check_load(built: &Built, sizing: Sizing, allow: bool) -> Result<(), Failure> {
+    let filter = &built.filter;
+    let items = built.sized_for as u64;
+    if matches!(filter.kind(), FilterKind::Cuckoo | FilterKind::Scalable) || built.inserted <= items
+    {
+        return Ok(());
+    }
+    // The rate asked for: `--fpr`, or the model's at `--items` for `--bits-per-key`.
+    let asked = match sizing {
+        Sizing::Fpr(p) => p,
+        Sizing::BitsPerKey(_) => filter.expected_fpr(items),
+    };
+    let now = filter.expected_fpr(built.inserted);
+    if now > OVERFILL_FPR_FACTOR * asked && !allow {
+        return Err(Failure::usage(overfill_message(
+            built.inserted,
+            items,
+            now,
+            asked,
+        )));
+    }
+    eprintln_quietly(format_args!(
+        "linebloom: warning: {} keys went into a {} filter sized for {items} (--items): its \
+         model FPR is {} instead of the {} asked",
+        built.inserted,
+        filter.kind(),
+        fpr_md(now),
+        fpr_md(asked)
+    ));
+    Ok(())
+}
+
+/// The refusal of a filter filled far past `--items`: what happened and what to do.
+fn overfill_message(inserted: u64, items: u64, now: f64, asked: f64) -> String {
+    format!(
+        "{inserted} keys are more than --items {items} allows: the filter's model FPR would be \
+         {} instead of the {} asked; give --items {inserted} or more, or leave --items out to size the \
+         filter for the keys read (--allow-overfill writes it anyway)",
+        fpr_md(now),
+        fpr_md(asked)
+    )
+}
+
+/// The line `build` ends with on standard error: the keys read, the filter's size and bits per
+/// key, and its model FPR at the keys it holds; and where `--bits-per-key` asked for a size the
+/// kind cannot have, what it has instead.
+fn build_summary(built: &Built, asked_bits: Option<f64>, input: &str) -> String {
+    let filter = &built.filter;
+    let kind = filter.kind();
+    let bytes = filter.size_bytes();
+    let mut line = format!("linebloom: built a {kind} filter from {} keys", built.read);
+    if built.read == 0 {
+        line.push_str(&format!(" ({input} is empty)"));
+    }
+    if built.inserted != built.read {
+        // A cuckoo filter does not store a key it already reports present: a repeat, or a
+        // false positive.
+        line.push_str(&format!(
+            " ({} stored; {} were already reported present)",
+            built.inserted,
+            built.read - built.inserted
+        ));
+    }
+    line.push_str(&format!(": {bytes} bytes"));
+    if bytes >= 1024 {
+        line.push_str(&format!(" ({})", format_byte_size(bytes)));
+    }
+    if built.inserted > 0 {
+        let per_key = (bytes * 8) as f64 / built.inserted as f64;
+        line.push_str(&format!(
+            ", {} bits/key, model FPR {}",
+            if per_key >= 1.0 {
+                format!("{per_key:.2}")
+            } else {
+                format!("{per_key:.2e}")
+            },
+            fpr_md(filter.expected_fpr(built.inserted))
+        ));
+    }
+    if let Some(asked) = asked_bits
+        && built.read > 0
+    {
+        let has = (bytes * 8) as f64 / built.sized_for as f64;
+        if (has - asked).abs() > 0.01 * asked {
+            line.push_str(&format!(
+                "; --bits-per-key {asked} gives {has:.2} for {} keys ({})",
+                built.sized_for,
+                size_steps(kind)
+            ));
+        }
+    }
+    line
+}
+
+/// Why a kind's size can differ from the bits per key asked.
+fn size_steps(kind: FilterKind) -> &'static str {
+    match kind {
+        FilterKind::Cuckoo => {
+            "a cuckoo filter's fingerprints are 8, 12 or 16 bits at 95 % load, the widest \
+             that fits"
+        }
+        FilterKind::Blocked | FilterKind::Counting => "the filter has whole 64-byte lines",
+        FilterKind::SplitBlock => "the filter has whole 32-byte blocks",
+        FilterKind::Classic => "the filter has whole 64-bit words",
+        FilterKind::Scalable => "the chain's parts have whole 64-byte lines",
+    }
 }
 
 /// Inserts hashes one at a time, counting them; for a cuckoo filter, a key it already reports

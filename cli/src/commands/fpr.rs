@@ -11,8 +11,8 @@ use crate::Failure;
 #[derive(clap::Args)]
 #[command(group(ArgGroup::new("size").required(true).args(["bits_per_key", "fpr"])))]
 pub struct Args {
-    /// Which filter: blocked, classic, cuckoo, counting, scalable or split-block.
-    #[arg(long)]
+    /// Which filter.
+    #[arg(long, value_parser = super::filter_kind_parser())]
     filter: FilterKind,
     /// Number of distinct keys to insert.
     #[arg(long)]

@@ -30,6 +30,14 @@ macro_rules! outln {
 }
 pub(crate) use outln;
 
+/// The width of a name in the `name  value` lines of `stats` and `redis stats`.
+pub const FIELD_WIDTH: usize = 17;
+
+/// Appends one `name  value` line, the name padded to [`FIELD_WIDTH`].
+pub fn field(text: &mut String, name: &str, value: impl std::fmt::Display) {
+    outln!(text, "{name:<FIELD_WIDTH$} {value}");
+}
+
 /// Standard output, locked and buffered for the life of the command.
 pub fn stdout() -> BufWriter<std::io::StdoutLock<'static>> {
     BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
@@ -95,7 +103,19 @@ impl OutputFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let temp = builder.tempfile_in(dir).map_err(|e| cannot(&e))?;
+        // The temporary file is this command's business: a failure names the user's path, and
+        // a missing directory is said so.
+        if !dir.is_dir() {
+            let why = if dir.exists() {
+                format!("{} is not a directory", dir.display())
+            } else {
+                format!("the directory {} does not exist", dir.display())
+            };
+            return Err(cannot(&why));
+        }
+        let temp = builder
+            .tempfile_in(dir)
+            .map_err(|e| cannot(&without_temp_path(&e)))?;
         *pending = Some(temp.path().to_path_buf());
         Ok(OutputFile {
             path: path.to_path_buf(),
@@ -129,7 +149,11 @@ impl OutputFile {
             // to a signal: the signal thread waits for this lock.
             let mut pending = pending();
             temp.persist(&path).map_err(|e| {
-                Failure::other(format!("cannot write {}: {}", path.display(), e.error))
+                Failure::other(format!(
+                    "cannot write {}: {}",
+                    path.display(),
+                    without_temp_path(&e.error)
+                ))
             })?;
             *pending = None;
         }
@@ -179,4 +203,14 @@ fn watch_signals() {
             });
         }
     });
+}
+
+/// An error of `tempfile`, whose message ends with the temporary file's path (" at path
+/// \"…/.f.lbf.55Idaz.tmp\""): the user never named that file, so only what went wrong is kept.
+fn without_temp_path(e: &dyn std::fmt::Display) -> String {
+    let mut text = e.to_string();
+    if let Some(at) = text.find(" at path ") {
+        text.truncate(at);
+    }
+    text
 }

@@ -21,7 +21,9 @@ use clap::ArgGroup;
 use linebloom::filter::Sizing;
 use linebloom::format::AnyFilter;
 use linebloom::hash::{DEFAULT_SEED, hash_bytes};
-use linebloom::redis::{ConnectOptions, RedisBlockedBloom, RedisBlockedBloomBuilder};
+use linebloom::redis::{ConnectOptions, RedisBlockedBloom, RedisBlockedBloomBuilder, RedisStats};
+use linebloom_cli::report::byte_size::format_byte_size;
+use linebloom_cli::report::figures::fpr_md;
 
 use super::keys::{DEFAULT_MAX_KEY_BYTES, KeySource, answer_keys};
 use super::output::{self, OutputFile};
@@ -323,22 +325,63 @@ fn stats(args: StatsArgs) -> Result<(), Failure> {
     if args.json {
         output::print(&format!("{json}\n"))?;
     } else {
-        let mut text = String::new();
-        for (key, value) in json.as_object().expect("an object") {
-            if key == "damaged_shards" {
-                text.push_str(&format!("{key:<22}{}\n", s.problems.len()));
-                for problem in &s.problems {
-                    text.push_str(&format!("  {problem}\n"));
-                }
-            } else if !value.is_null() {
-                text.push_str(&format!("{key:<22}{value}\n"));
-            }
-        }
-        output::print(&text)?;
+        output::print(&stats_text(filter.name(), &s))?;
     }
     warn(&mut filter)?;
     // A damaged filter is reported above and fails, so scripts notice.
     filter.verify().map_err(Failure::from)
+}
+
+/// `redis stats` as `stats` prints a saved filter: one aligned name per line, sizes in bytes
+/// and binary units, rates in percent.
+fn stats_text(name: &str, s: &RedisStats) -> String {
+    let mut text = String::new();
+    let mut field = |label: &str, value: String| output::field(&mut text, label, value);
+    field("filter", format!("blocked, shared as {name:?}"));
+    field(
+        "servers",
+        if s.cluster { "cluster" } else { "single node" }.to_string(),
+    );
+    field("shards", s.shards.to_string());
+    field("lines", s.lines.to_string());
+    field("hashes", s.hashes.to_string());
+    field("seed", format!("{:#x}", s.seed));
+    field(
+        "bytes",
+        format!("{} ({})", s.bytes, format_byte_size(s.bytes as usize)),
+    );
+    field(
+        "created for",
+        match s.sizing {
+            Sizing::Fpr(p) => format!("{} items at FPR {}", s.created_items, fpr_md(p)),
+            Sizing::BitsPerKey(b) => format!("{} items at {b} bits per key", s.created_items),
+        },
+    );
+    field("set bits", format!("{} of {}", s.ones, s.bits));
+    field(
+        "fill ratio",
+        format!("{:.4}", s.ones as f64 / s.bits.max(1) as f64),
+    );
+    if s.items_estimate.is_finite() {
+        field("estimated items", format!("{:.0}", s.items_estimate));
+        if s.items_estimate >= 1.0 {
+            field(
+                "bits per key",
+                format!("{:.3}", s.bits as f64 / s.items_estimate),
+            );
+        }
+    } else {
+        field("estimated items", "- (every bit is set)".to_string());
+    }
+    field(
+        "model FPR",
+        format!("{:.5} % (at the estimated items)", s.fpr_estimate * 100.0),
+    );
+    field("damaged shards", s.problems.len().to_string());
+    for problem in &s.problems {
+        text.push_str(&format!("  {problem}\n"));
+    }
+    text
 }
 
 fn export(args: ExportArgs) -> Result<(), Failure> {

@@ -207,17 +207,24 @@ fn target_features() -> Vec<String> {
 
 /// Today's date and time in UTC, as "YYYY-MM-DD hh:mm:ss UTC", from the system clock alone.
 pub fn utc_now() -> String {
+    let (y, m, d, hh, mm, ss) = utc_fields();
+    format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02} UTC")
+}
+
+/// The same moment as a name for a folder: "YYYYMMDD-hhmmss" (UTC).
+pub fn utc_stamp() -> String {
+    let (y, m, d, hh, mm, ss) = utc_fields();
+    format!("{y:04}{m:02}{d:02}-{hh:02}{mm:02}{ss:02}")
+}
+
+/// Year, month, day, hour, minute and second now, in UTC.
+fn utc_fields() -> (i64, u32, u32, u64, u64, u64) {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
+    (y, m, d, rest / 3600, rest / 60 % 60, rest % 60)
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian date: Howard Hinnant's `civil_from_days`

@@ -8,7 +8,9 @@
 //!   [`sweep::Report`];
 //! - [`build`] times whole-batch builds of the blocked filter, [`ceiling`] the bound of its
 //!   bulk insert;
-//! - [`write`](mod@write) turns a report into Markdown, JSON and CSV, [`plot`] into SVG plots;
+//! - [`write`](mod@write) turns a report into Markdown, JSON and CSV, [`plot`] into SVG plots,
+//!   [`summary`] into the verdict that opens the Markdown and ends the command's output;
+//! - [`plan`] says what each step of a run costs, for the progress bar and its time left;
 //! - [`tune`] recommends a filter for a number of items and a target;
 //! - [`fpr`] measures one filter's false-positive rate (`linebloom fpr` and the FPR sweep);
 //! - [`subject`] puts this crate's filters (and the peer crates adapted in [`peers`]) behind
@@ -23,11 +25,12 @@
 //!    [`subject`] (the contenders and their trait): they name no other file.
 //! 2. [`measure`], [`machine`], [`peers`].
 //! 3. [`config`], [`limit`], [`lineup`].
-//! 4. [`build`], [`ceiling`], [`fpr`], [`tune`]: one measurement each.
-//! 5. [`speed`]: one filter's insert, bulk-insert and lookup figures at one size.
-//! 6. [`sweep`]: the order of work, and the [`Report`] it fills.
-//! 7. [`plot`], then [`write`](mod@write) (with `write/csv.rs` and `write/markdown.rs`): what
-//!    is made of a [`Report`].
+//! 4. [`plan`] (the expected cost of each step).
+//! 5. [`build`], [`ceiling`], [`fpr`], [`tune`]: one measurement each.
+//! 6. [`speed`]: one filter's insert, bulk-insert and lookup figures at one size.
+//! 7. [`sweep`]: the order of work, and the [`Report`] it fills.
+//! 8. [`plot`] and [`summary`], then [`write`](mod@write) (with `write/csv.rs` and
+//!    `write/markdown.rs`): what is made of a [`Report`].
 
 pub mod build;
 pub mod byte_size;
@@ -41,9 +44,11 @@ pub mod lineup;
 pub mod machine;
 pub mod measure;
 pub mod peers;
+pub mod plan;
 pub mod plot;
 pub mod speed;
 pub mod subject;
+pub mod summary;
 pub mod sweep;
 pub mod tune;
 pub mod write;

@@ -54,8 +54,10 @@ pub fn build(peer: Peer, items: usize, bits_per_key: f64, seed: u64) -> Result<B
                 filter: cuckoofilter::CuckooFilter::with_capacity(capacity),
             })
         }
+        // Room for every key at once: grown by doubling, the buffer would pass through twice
+        // its size (old and new) at the largest sizes.
         Peer::BinaryFuse8 => Box::new(BinaryFuse8 {
-            keys: Vec::new(),
+            keys: Vec::with_capacity(items),
             filter: None,
         }),
         Peer::GrowableBloom => {

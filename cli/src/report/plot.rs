@@ -1,5 +1,11 @@
 //! SVG plots of a [`Report`], drawn with plotters: each titled, with labelled axes and units,
-//! log scales where the data spans decades, and a legend.
+//! log scales where the data spans decades, and a legend beside the chart, never over its data.
+//!
+//! Every series has its own colour and marker: the seven colours of Okabe and Ito's palette
+//! (told apart by readers with any common colour-vision deficiency; black is kept for the
+//! memory limit) and five marker shapes, paired so that no two of a plot's first 35 series
+//! share both. A filter keeps its colour and marker in every plot that compares filters. Model
+//! curves are dashed with hollow markers; measured ones solid with filled markers.
 //!
 //! - `speed_<filter>.svg`: ns per key of every operation against filter size, with the memory
 //!   limit drawn beside them;
@@ -18,6 +24,7 @@ use super::byte_size::format_byte_size;
 use super::figures::fpr_md;
 use super::measure::Stat;
 use super::speed::SpeedRow;
+use super::subject::Contender;
 use super::sweep::Report;
 use linebloom::error::{Error, Result};
 
@@ -30,27 +37,113 @@ pub struct Plot {
     pub title: String,
     /// The SVG document.
     pub svg: String,
+    /// Its series, in legend order.
+    pub legend: Vec<LegendEntry>,
 }
 
-const WIDTH: u32 = 960;
+const WIDTH: u32 = 1200;
 const HEIGHT: u32 = 600;
+/// The legend's column on the right of every plot.
+const LEGEND_WIDTH: u32 = 290;
 
-/// Tableau 10: distinguishable, and readable by most colour-blind readers.
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
+/// Okabe and Ito's colour-blind-safe palette ("Color Universal Design", 2008), less black.
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(240, 228, 66),  // yellow
 ];
 
-fn colour(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+/// Marker shapes; with 7 colours and 5 shapes (coprime), series `i` and `j < i + 35` differ in
+/// colour or shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// A disc.
+    Circle,
+    /// A square.
+    Square,
+    /// A triangle, point up.
+    Triangle,
+    /// A diamond.
+    Diamond,
+    /// A triangle, point down.
+    TriangleDown,
+}
+
+const SHAPES: [Shape; 5] = [
+    Shape::Circle,
+    Shape::Square,
+    Shape::Triangle,
+    Shape::Diamond,
+    Shape::TriangleDown,
+];
+
+/// How one series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Style {
+    /// Its colour, as RGB.
+    pub colour: (u8, u8, u8),
+    /// Its marker, if it has one, and whether the marker is filled (measured) or hollow
+    /// (model).
+    pub marker: Option<(Shape, bool)>,
+    /// Whether its line is dashed.
+    pub dashed: bool,
+}
+
+impl Style {
+    /// The `i`-th style of a plot: a measured series, solid with filled markers.
+    fn nth(i: usize) -> Style {
+        let c = PALETTE[i % PALETTE.len()];
+        Style {
+            colour: (c.0, c.1, c.2),
+            marker: Some((SHAPES[i % SHAPES.len()], true)),
+            dashed: false,
+        }
+    }
+
+    /// The model beside a measured series of this style: dashed, hollow markers.
+    fn model(self) -> Style {
+        Style {
+            marker: self.marker.map(|(shape, _)| (shape, false)),
+            dashed: true,
+            ..self
+        }
+    }
+
+    /// The memory limit: black, dashed, no marker.
+    fn limit() -> Style {
+        Style {
+            colour: (0, 0, 0),
+            marker: None,
+            dashed: true,
+        }
+    }
+
+    fn rgb(self) -> RGBColor {
+        RGBColor(self.colour.0, self.colour.1, self.colour.2)
+    }
+}
+
+/// One entry of a plot's legend: a series' name and how it is drawn.
+#[derive(Clone, Debug)]
+pub struct LegendEntry {
+    /// The series' name.
+    pub name: String,
+    /// How it is drawn.
+    pub style: Style,
+}
+
+/// The style of a filter in the plots that compare filters: by its place among all the
+/// contenders, so it is the same in every plot and every report.
+fn filter_style(name: &str) -> Style {
+    let i = Contender::available()
+        .iter()
+        .position(|c| c.name() == name)
+        .unwrap_or(0);
+    Style::nth(i)
 }
 
 /// Picks one figure of a speed row.
@@ -59,14 +152,23 @@ type Pick = fn(&SpeedRow) -> Option<&Stat>;
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type DrawResult = std::result::Result<(), Box<dyn std::error::Error + 'static>>;
 
-fn render(title: &str, file: String, draw: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<Plot> {
+/// Draws a plot: the chart by `draw` on the left, the legend of `series` in a column of its
+/// own on the right.
+fn render(
+    title: &str,
+    file: String,
+    series: &[Series],
+    draw: impl FnOnce(&Area<'_>) -> DrawResult,
+) -> Result<Plot> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let (chart, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
         let outcome = root
             .fill(&WHITE)
             .map_err(|e| e.to_string())
-            .and_then(|()| draw(&root).map_err(|e| e.to_string()))
+            .and_then(|()| draw(&chart).map_err(|e| e.to_string()))
+            .and_then(|()| draw_legend(&legend, series).map_err(|e| e.to_string()))
             .and_then(|()| root.present().map_err(|e| e.to_string()));
         outcome.map_err(|e| Error::Io(format!("cannot draw {file}: {e}")))?;
     }
@@ -74,7 +176,76 @@ fn render(title: &str, file: String, draw: impl FnOnce(&Area<'_>) -> DrawResult)
         file,
         title: title.to_string(),
         svg,
+        legend: series
+            .iter()
+            .map(|s| LegendEntry {
+                name: s.name.clone(),
+                style: s.style,
+            })
+            .collect(),
     })
+}
+
+/// The legend, one row per series, top down from the height of the chart's plotting area.
+fn draw_legend(area: &Area<'_>, series: &[Series]) -> DrawResult {
+    let top = 70;
+    // Rows of 22 pixels, closer where many series would run past the bottom.
+    let room = HEIGHT as i32 - top - 10;
+    let row = (room / series.len().max(1) as i32).clamp(10, 22);
+    for (i, s) in series.iter().enumerate() {
+        let y = top + row * i as i32;
+        let colour = s.style.rgb();
+        let line = colour.stroke_width(2);
+        if s.style.dashed {
+            area.draw(&PathElement::new(vec![(10, y), (20, y)], line))?;
+            area.draw(&PathElement::new(vec![(30, y), (40, y)], line))?;
+        } else {
+            area.draw(&PathElement::new(vec![(10, y), (40, y)], line))?;
+        }
+        if let Some(marker) = s.style.marker {
+            draw_marker_at(area, (25, y), colour, marker)?;
+        }
+        area.draw(&Text::new(
+            s.name.clone(),
+            (50, y - 8),
+            ("sans-serif", 15).into_font(),
+        ))?;
+    }
+    Ok(())
+}
+
+/// Vertices of a marker shape around (0, 0), in pixels; `None` for the circle.
+fn shape_vertices(shape: Shape) -> Option<Vec<(i32, i32)>> {
+    match shape {
+        Shape::Circle => None,
+        Shape::Square => Some(vec![(-4, -4), (4, -4), (4, 4), (-4, 4)]),
+        Shape::Triangle => Some(vec![(0, -5), (5, 4), (-5, 4)]),
+        Shape::Diamond => Some(vec![(0, -6), (5, 0), (0, 6), (-5, 0)]),
+        Shape::TriangleDown => Some(vec![(0, 5), (5, -4), (-5, -4)]),
+    }
+}
+
+/// One marker at a pixel position of `area` (the legend's).
+fn draw_marker_at(
+    area: &Area<'_>,
+    at: (i32, i32),
+    colour: RGBColor,
+    (shape, filled): (Shape, bool),
+) -> DrawResult {
+    let style = if filled {
+        colour.filled()
+    } else {
+        colour.stroke_width(2)
+    };
+    match (shape_vertices(shape), filled) {
+        (None, _) => area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), 4, style)))?,
+        (Some(v), true) => area.draw(&(EmptyElement::at(at) + Polygon::new(v, style)))?,
+        (Some(mut v), false) => {
+            v.push(v[0]);
+            area.draw(&(EmptyElement::at(at) + PathElement::new(v, style)))?
+        }
+    }
+    Ok(())
 }
 
 /// The plot of one filter's figures against size: `speed_<filter>.svg`.
@@ -141,12 +312,11 @@ pub fn plots(report: &Report) -> Result<Vec<Plot>> {
     Ok(out)
 }
 
-/// A series: a name, a colour, points, and whether it is drawn dashed.
+/// A series: a name, its points and how it is drawn.
 struct Series {
     name: String,
-    colour: RGBColor,
     points: Vec<(f64, f64)>,
-    dashed: bool,
+    style: Style,
 }
 
 /// The x axis of size plots: log2 of the filter's bytes.
@@ -179,17 +349,14 @@ fn size_chart(root: &Area<'_>, title: &str, series: &[Series]) -> DrawResult {
         .axis_desc_style(("sans-serif", 18))
         .label_style(("sans-serif", 15))
         .draw()?;
-    // Nothing runs faster than the memory limit, and the limit rises with size: the lower
-    // right corner is the one part of these plots that never holds data.
-    draw_series(&mut chart, series, SeriesLabelPosition::LowerRight)?;
+    draw_series(&mut chart, series)?;
     Ok(())
 }
 
-/// Draws the series, then their legend at `legend` (a corner the data leaves free).
+/// Draws the series: lines (dashed or solid), then their markers.
 fn draw_series<'a, DB: DrawingBackend + 'a, X, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     series: &[Series],
-    legend: SeriesLabelPosition,
 ) -> DrawResult
 where
     X: Ranged<ValueType = f64>,
@@ -197,42 +364,41 @@ where
     DB::ErrorType: 'static,
 {
     for s in series {
-        let style = s.colour.stroke_width(2);
-        let legend_colour = s.colour;
-        let annotation = if s.dashed {
-            chart.draw_series(DashedLineSeries::new(s.points.clone(), 8, 5, style))?
+        let colour = s.style.rgb();
+        let line = colour.stroke_width(2);
+        if s.style.dashed {
+            chart.draw_series(DashedLineSeries::new(s.points.clone(), 8, 5, line))?;
         } else {
-            chart.draw_series(LineSeries::new(s.points.clone(), style))?
+            chart.draw_series(LineSeries::new(s.points.clone(), line))?;
+        }
+        let Some((shape, filled)) = s.style.marker else {
+            continue;
         };
-        let dashed = s.dashed;
-        annotation.label(s.name.clone()).legend(move |(x, y)| {
-            // Dashed series get a dashed legend line; solid ones a line with the point marker.
-            let style = legend_colour.stroke_width(2);
-            let (first, second, marker) = if dashed {
-                ((0, 8), (12, 20), TRANSPARENT.filled())
-            } else {
-                ((0, 20), (0, 20), legend_colour.to_rgba().filled())
-            };
-            EmptyElement::at((x, y))
-                + PathElement::new(vec![(first.0, 0), (first.1, 0)], style)
-                + PathElement::new(vec![(second.0, 0), (second.1, 0)], style)
-                + Circle::new((10, 0), 4, marker)
-        });
-        if !s.dashed {
-            chart.draw_series(
-                s.points
-                    .iter()
-                    .map(|&p| Circle::new(p, 4, s.colour.filled())),
-            )?;
+        let style = if filled {
+            colour.filled()
+        } else {
+            colour.stroke_width(2)
+        };
+        let points = s.points.iter().copied();
+        match (shape_vertices(shape), filled) {
+            (None, _) => {
+                chart.draw_series(
+                    points.map(|p| EmptyElement::at(p) + Circle::new((0, 0), 4, style)),
+                )?;
+            }
+            (Some(v), true) => {
+                chart.draw_series(
+                    points.map(|p| EmptyElement::at(p) + Polygon::new(v.clone(), style)),
+                )?;
+            }
+            (Some(mut v), false) => {
+                v.push(v[0]);
+                chart.draw_series(
+                    points.map(|p| EmptyElement::at(p) + PathElement::new(v.clone(), style)),
+                )?;
+            }
         }
     }
-    chart
-        .configure_series_labels()
-        .position(legend)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 15))
-        .draw()?;
     Ok(())
 }
 
@@ -274,28 +440,29 @@ fn speed_plot(report: &Report, filter: &str, rows: &[&SpeedRow]) -> Result<Plot>
                 .collect();
             (!points.is_empty()).then(|| Series {
                 name: name.to_string(),
-                colour: colour(i),
                 points,
-                dashed: false,
+                style: Style::nth(i),
             })
         })
         .collect();
     series.push(Series {
         name: "memory limit (one random line)".into(),
-        colour: BLACK,
         points: rows
             .iter()
             .map(|r| (size_x(r.target_bytes), r.limit_ns))
             .collect(),
-        dashed: true,
+        style: Style::limit(),
     });
     let title = format!(
         "{filter}: ns per key vs filter size ({} bits/key)",
         report.config.bits_per_key
     );
-    render(&title, format!("{SPEED_PREFIX}{filter}.svg"), |root| {
-        size_chart(root, &title, &series)
-    })
+    render(
+        &title,
+        format!("{SPEED_PREFIX}{filter}.svg"),
+        &series,
+        |root| size_chart(root, &title, &series),
+    )
 }
 
 fn compare_plot(report: &Report, key: &str, what: &str, pick: Pick) -> Result<Plot> {
@@ -303,8 +470,7 @@ fn compare_plot(report: &Report, key: &str, what: &str, pick: Pick) -> Result<Pl
         .config
         .filters
         .iter()
-        .enumerate()
-        .filter_map(|(i, c)| {
+        .filter_map(|c| {
             let points: Vec<(f64, f64)> = report
                 .speed
                 .iter()
@@ -313,16 +479,14 @@ fn compare_plot(report: &Report, key: &str, what: &str, pick: Pick) -> Result<Pl
                 .collect();
             (!points.is_empty()).then(|| Series {
                 name: c.name().to_string(),
-                colour: colour(i),
                 points,
-                dashed: false,
+                style: filter_style(c.name()),
             })
         })
         .collect();
     if key != "insert" {
         series.push(Series {
             name: "memory limit (one random line)".into(),
-            colour: BLACK,
             points: report
                 .config
                 .sizes
@@ -330,18 +494,22 @@ fn compare_plot(report: &Report, key: &str, what: &str, pick: Pick) -> Result<Pl
                 .zip(&report.limits)
                 .map(|(&s, l)| (size_x(s), l.best_ns()))
                 .collect(),
-            dashed: true,
+            style: Style::limit(),
         });
     }
     let title = format!("{what}: ns per key vs filter size");
-    render(&title, format!("{COMPARE_PREFIX}{key}.svg"), |root| {
-        size_chart(root, &title, &series)
-    })
+    render(
+        &title,
+        format!("{COMPARE_PREFIX}{key}.svg"),
+        &series,
+        |root| size_chart(root, &title, &series),
+    )
 }
 
 fn fpr_plot(report: &Report) -> Result<Plot> {
     let mut series = Vec::new();
-    for (i, c) in report.config.filters.iter().enumerate() {
+    for c in &report.config.filters {
+        let style = filter_style(c.name());
         let mut rows: Vec<_> = report.fpr.iter().filter(|r| r.filter == c.name()).collect();
         rows.sort_by(|a, b| a.bits_per_key.total_cmp(&b.bits_per_key));
         let measured: Vec<(f64, f64)> = rows
@@ -360,17 +528,15 @@ fn fpr_plot(report: &Report) -> Result<Plot> {
         if !measured.is_empty() {
             series.push(Series {
                 name: format!("{} measured", c.name()),
-                colour: colour(i),
                 points: measured,
-                dashed: false,
+                style,
             });
         }
         if !model.is_empty() {
             series.push(Series {
                 name: format!("{} model", c.name()),
-                colour: colour(i),
                 points: model,
-                dashed: true,
+                style: style.model(),
             });
         }
     }
@@ -379,7 +545,7 @@ fn fpr_plot(report: &Report) -> Result<Plot> {
     let (x0, x1) = bounds(xs);
     let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (y0, y1) = bounds(ys);
-    render(&title, FPR_FILE.into(), |root| {
+    render(&title, FPR_FILE.into(), &series, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(&title, ("sans-serif", 24))
             .margin(20)
@@ -397,8 +563,7 @@ fn fpr_plot(report: &Report) -> Result<Plot> {
             .axis_desc_style(("sans-serif", 18))
             .label_style(("sans-serif", 15))
             .draw()?;
-        // FPR falls with bits per key: few bits and a low FPR (lower left) never meet.
-        draw_series(&mut chart, &series, SeriesLabelPosition::LowerLeft)?;
+        draw_series(&mut chart, &series)?;
         Ok(())
     })
 }
@@ -419,9 +584,8 @@ fn bulk_plot(report: &Report) -> Result<Plot> {
             }
             series.push(Series {
                 name: format!("{} {}", c.name(), format_byte_size(size)),
-                colour: colour(i),
                 points,
-                dashed: false,
+                style: Style::nth(i),
             });
             i += 1;
         }
@@ -429,15 +593,14 @@ fn bulk_plot(report: &Report) -> Result<Plot> {
     let title = "Bulk insert: throughput vs threads".to_string();
     let (_, t1) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
     let (y0, y1) = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
-    render(&title, BULK_FILE.into(), |root| {
+    render(&title, BULK_FILE.into(), &series, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(&title, ("sans-serif", 24))
             .margin(20)
             .x_label_area_size(55)
             .y_label_area_size(75)
-            // Throughputs span decades (a 16 KiB filter against a 256 MiB one): log y, with
-            // a decade of headroom for the legend.
-            .build_cartesian_2d(0.5..t1 + 0.5, (y0 * 0.5..y1 * 10.0).log_scale())?;
+            // Throughputs span decades (a 16 KiB filter against a 256 MiB one): log y.
+            .build_cartesian_2d(0.5..t1 + 0.5, (y0 * 0.6..y1 * 1.6).log_scale())?;
         chart
             .configure_mesh()
             .x_desc("threads")
@@ -454,7 +617,7 @@ fn bulk_plot(report: &Report) -> Result<Plot> {
             .axis_desc_style(("sans-serif", 18))
             .label_style(("sans-serif", 15))
             .draw()?;
-        draw_series(&mut chart, &series, SeriesLabelPosition::UpperLeft)?;
+        draw_series(&mut chart, &series)?;
         Ok(())
     })
 }

@@ -18,6 +18,7 @@ use super::fpr::{FprRow, measure_fpr_point};
 use super::limit::{MemoryLimit, probe_memory};
 use super::machine::{Machine, utc_now};
 use super::measure::{Pinning, pin_current_thread, thread_pool};
+use super::plan::{builds_cost, fpr_sweep_cost, probe_cost, speed_cost};
 use super::speed::{BulkRow, SMALL_FILL, SpeedRow, measure_speed};
 use super::subject::{Contender, Peer};
 use linebloom::error::{Error, Result};
@@ -56,6 +57,19 @@ pub struct Report {
     pub fpr: Vec<FprRow>,
     /// Measurements that could not be made, and why.
     pub skipped: Vec<Skip>,
+    /// Each step of the run, with the time the plan expected and the time it took.
+    pub steps: Vec<StepTime>,
+}
+
+/// One step of a run and its time.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepTime {
+    /// What the step measured ("blocked, 16 MiB").
+    pub step: String,
+    /// The plan's expected seconds (`plan.rs`).
+    pub expected_s: f64,
+    /// Seconds it took.
+    pub seconds: f64,
 }
 
 /// A measurement the sweep could not make.
@@ -69,7 +83,9 @@ pub struct Skip {
     pub reason: String,
 }
 
-/// Where a run is, for a progress bar.
+/// Where a run is, for a progress bar: steps, and the same weighted by their expected cost
+/// (seconds on the machine the plan's costs were measured on; see `plan.rs`), so a bar can move
+/// and estimate the time left by cost rather than by count.
 #[derive(Clone, Debug)]
 pub struct Progress<'a> {
     /// Steps finished.
@@ -78,6 +94,12 @@ pub struct Progress<'a> {
     pub total: usize,
     /// The step now running.
     pub step: &'a str,
+    /// Expected cost of the steps finished.
+    pub done_cost: f64,
+    /// Expected cost of the step now running.
+    pub step_cost: f64,
+    /// Expected cost of all steps.
+    pub total_cost: f64,
 }
 
 /// Runs the whole sweep. `command` is recorded in the report; `progress` is called before each
@@ -101,22 +123,33 @@ pub fn run_report(
         .map(|&t| Ok((t, thread_pool(t)?)))
         .collect::<Result<Vec<_>>>()?;
 
-    let builds_steps = config
-        .sizes
-        .iter()
-        .flat_map(|&size| config.filters.iter().map(move |&c| (c, size)))
-        .filter(|&(c, size)| measures_builds(c, config.items_for(size)))
-        .count();
-    let total =
-        config.sizes.len() * (2 + config.filters.len()) + config.filters.len() + builds_steps;
-    let mut done = 0;
-    let mut step = |message: String, progress: &mut dyn FnMut(Progress<'_>)| {
+    let plan = plan_steps(config);
+    let total = plan.len();
+    let total_cost: f64 = plan.iter().map(|(_, cost)| cost).sum();
+    let mut times: Vec<StepTime> = Vec::with_capacity(total);
+    let mut step_started = Instant::now();
+    let mut step = |label: String, progress: &mut dyn FnMut(Progress<'_>)| {
+        let done = times.len();
+        if let Some(last) = times.last_mut() {
+            last.seconds = step_started.elapsed().as_secs_f64();
+        }
+        // The plan lists the steps in the order the loops below take them.
+        debug_assert!(done == total || plan[done].0 == label, "{label}");
+        let step_cost = plan.get(done).map_or(0.0, |p| p.1);
         progress(Progress {
             done,
             total,
-            step: &message,
+            step: &label,
+            done_cost: plan[..done].iter().map(|p| p.1).sum(),
+            step_cost,
+            total_cost,
         });
-        done += 1;
+        step_started = Instant::now();
+        times.push(StepTime {
+            step: label,
+            expected_s: step_cost,
+            seconds: 0.0,
+        });
     };
 
     let (mut limits, mut speed, mut bulk, mut fpr, mut skipped) =
@@ -197,11 +230,9 @@ pub fn run_report(
             }
         }
     }
-    progress(Progress {
-        done: total,
-        total,
-        step: "done",
-    });
+    // The last step's time, then the end.
+    step("done".to_string(), progress);
+    times.pop();
     Ok(Report {
         format_version: REPORT_FORMAT_VERSION,
         command: command.to_string(),
@@ -216,7 +247,35 @@ pub fn run_report(
         builds,
         fpr,
         skipped,
+        steps: times,
     })
+}
+
+/// The steps of a run, in the order [`run_report`] takes them, with their expected costs; the
+/// labels are the ones the progress shows.
+pub fn plan_steps(config: &ReportConfig) -> Vec<(String, f64)> {
+    let mut plan = Vec::new();
+    for &size in &config.sizes {
+        let label = format_byte_size(size);
+        plan.push((format!("memory probe, {label}"), probe_cost(config, size)));
+        for &c in &config.filters {
+            plan.push((format!("{c}, {label}"), speed_cost(config, c, size)));
+            if measures_builds(c, config.items_for(size)) {
+                plan.push((
+                    format!("{c}, {label}, whole-batch builds"),
+                    builds_cost(config, size),
+                ));
+            }
+        }
+        plan.push((
+            format!("memory probe again, {label}"),
+            probe_cost(config, size),
+        ));
+    }
+    for &c in &config.filters {
+        plan.push((format!("{c}, FPR sweep"), fpr_sweep_cost(config, c)));
+    }
+    plan
 }
 
 /// Whether the sweep times whole-batch builds (`build.rs`) of `c` at `items` keys: blocked

@@ -206,7 +206,8 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
             check_bits(b, "bits_per_key", b.to_string())?;
             if b > MEMORY_BITS_CAP {
                 warnings.push(format!(
-                    "{b} bits per key is more than any filter here needs: at                      {MEMORY_BITS_CAP} every one is below 1e-8 FPR"
+                    "{b} bits per key is more than any filter here needs: at {MEMORY_BITS_CAP} every \
+                     one is below 1e-8 FPR"
                 ));
             }
             (
@@ -228,7 +229,9 @@ pub fn recommend(req: &TuneRequest) -> Result<Recommendation> {
             // filter's FPR is negligible and more bits only add probes.
             let bytes = if b > MEMORY_BITS_CAP {
                 warnings.push(format!(
-                    "the budget allows {b:.0} bits per key; no filter here needs more than                      {MEMORY_BITS_CAP} (FPR below 1e-8 for every one), so the recommendation                      uses {MEMORY_BITS_CAP} bits per key and leaves the rest"
+                    "the budget allows {b:.0} bits per key; no filter here needs more than \
+                     {MEMORY_BITS_CAP} (FPR below 1e-8 for every one), so the recommendation \
+                     uses {MEMORY_BITS_CAP} bits per key and leaves the rest"
                 ));
                 (n as f64 * MEMORY_BITS_CAP / 8.0) as u64
             } else {
@@ -612,7 +615,8 @@ fn split_block_for(n: u64, target: Target) -> std::result::Result<Candidate, Str
             if blocks == 0 {
                 return Err("the budget is smaller than one 32-byte block".to_string());
             }
-            (blocks * 256) as f64 / n as f64
+            // Capped as the other filters are: more bits only add memory.
+            ((blocks * 256) as f64 / n as f64).min(MEMORY_BITS_CAP)
         }
     };
     let bytes = ((n as f64 * bits_per_key / 256.0).ceil().max(1.0) as u64) * 32;

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::report::byte_size::format_byte_size;
 use crate::report::figures::fpr_md;
 use crate::report::measure::Stat;
+use crate::report::summary::summary_markdown;
 use crate::report::sweep::Report;
 use linebloom::blocked::HUGE_PAGE_MIN_BYTES;
 
@@ -52,11 +53,10 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
     let mut out = String::new();
     let w = &mut out;
     let _ = writeln!(w, "# linebloom tuning report\n");
-    let _ = writeln!(
-        w,
-        "Measured {} on {}; the run took {:.0} s.\n",
-        report.started, m.cpu_model, report.elapsed_s
-    );
+    let _ = writeln!(w, "Measured {} on {}.\n", report.started, m.cpu_model);
+    w.push_str(&summary_markdown(report));
+    let _ = writeln!(w);
+    let _ = writeln!(w, "## The run\n");
     let _ = writeln!(w, "```sh\n{}\n```\n", report.command);
     if m.debug_assertions {
         let _ = writeln!(
@@ -114,6 +114,20 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
     let _ = writeln!(w, "| Date | {} |\n", report.started);
 
     let _ = writeln!(w, "## How to read this report\n");
+    // A batch of lookups touches one line per key: compared with the cache this machine has.
+    let batch_bytes = c.lookups.saturating_mul(64);
+    let batch_against_cache = match m.last_level_cache_bytes() {
+        Some(b) if batch_bytes > b => format!(
+            ", more than this machine's {} last-level cache holds",
+            format_byte_size(b)
+        ),
+        Some(b) => format!(
+            ", which this machine's {} last-level cache can hold: figures of filters that fit \
+             in it come partly from the cache",
+            format_byte_size(b)
+        ),
+        None => String::new(),
+    };
     let _ = writeln!(
         w,
         "- Every figure is **ns per key** (lower is better): the median of {} samples after one \
@@ -140,13 +154,15 @@ pub fn to_markdown(report: &Report, plots: &[String]) -> String {
          the line of the key {} places ahead into L2, and {} places ahead into L1, before \
          testing each key (the blocked filter's only past {}: a smaller one runs the plain \
          loop; the cuckoo filter's lookup hints its buckets into L2 only). A lookup batch is {} random \
-         keys, so repeated batches touch more lines than a 32 MiB cache holds. The keys of a \
+         keys, so repeated batches touch {} of lines{}. The keys of a \
          loop are independent, so the processor overlaps their cache misses: these are \
          throughput figures, not latencies.",
         linebloom::internals::PREFETCH_AHEAD,
         linebloom::internals::NEAR,
         format_byte_size(linebloom::internals::PLAIN_LOOP_BYTES),
-        c.lookups
+        c.lookups,
+        format_byte_size(batch_bytes),
+        batch_against_cache
     );
     let _ = writeln!(
         w,
