@@ -29,16 +29,16 @@ const ITEM_EXISTS: &str = "ERR item exists";
 pub fn guarded(
     ctx: &Context,
     args: Vec<RedisString>,
-    command: fn(&Context, &[&[u8]]) -> RedisResult,
+    command: fn(&Context, &[RedisString]) -> RedisResult,
 ) -> RedisResult {
-    let bytes: Vec<&[u8]> = args.iter().map(RedisString::as_slice).collect();
-    catch_unwind(AssertUnwindSafe(|| command(ctx, &bytes))).unwrap_or(Err(RedisError::Str(
+    catch_unwind(AssertUnwindSafe(|| command(ctx, &args))).unwrap_or(Err(RedisError::Str(
         "ERR linebloom: internal error (a bug; please report it)",
     )))
 }
 
-fn key_name(ctx: &Context, name: &[u8]) -> RedisString {
-    ctx.create_string(name)
+/// The arguments' bytes, for the argument rules.
+fn bytes(args: &[RedisString]) -> Vec<&[u8]> {
+    args.iter().map(RedisString::as_slice).collect()
 }
 
 /// The chain under a key opened for reading; `Err` for a key of another type.
@@ -78,12 +78,12 @@ fn reply_bools(ctx: &Context, answers: &[bool], error: Option<&'static str>) {
 }
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]`
-pub fn reserve(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn reserve(ctx: &Context, args: &[RedisString]) -> RedisResult {
     if !(4..=7).contains(&args.len()) {
         return Err(RedisError::WrongArity);
     }
-    let params = args::reserve(&args[2..]).map_err(RedisError::Str)?;
-    let key = ctx.open_key_writable(&key_name(ctx, args[1]));
+    let params = args::reserve(&bytes(&args[2..])).map_err(RedisError::Str)?;
+    let key = ctx.open_key_writable(&args[1]);
     if write_chain(&key)?.is_some() {
         return Err(RedisError::Str(ITEM_EXISTS));
     }
@@ -93,17 +93,17 @@ pub fn reserve(ctx: &Context, args: &[&[u8]]) -> RedisResult {
 }
 
 /// `BF.ADD key item`
-pub fn add(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn add(ctx: &Context, args: &[RedisString]) -> RedisResult {
     let [_, name, item] = args else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key_writable(&key_name(ctx, name));
+    let key = ctx.open_key_writable(name);
     let (chain, created) = match write_chain(&key)? {
         Some(chain) => (chain, false),
         None => (create(&key, Params::DEFAULT)?, true),
     };
     let added = chain
-        .insert_hash(chain.hash(item))
+        .insert_hash(chain.hash(item.as_slice()))
         .map_err(|e| RedisError::Str(e.message()))?;
     if added || created {
         ctx.replicate_verbatim();
@@ -115,18 +115,18 @@ pub fn add(ctx: &Context, args: &[&[u8]]) -> RedisResult {
 /// `nocreate`), replying one boolean per item up to the first that could not be added.
 fn add_items(
     ctx: &Context,
-    name: &[u8],
-    items: &[&[u8]],
+    name: &RedisString,
+    items: &[RedisString],
     params: Params,
     nocreate: bool,
 ) -> RedisResult {
-    let key = ctx.open_key_writable(&key_name(ctx, name));
+    let key = ctx.open_key_writable(name);
     let (chain, created) = match write_chain(&key)? {
         Some(chain) => (chain, false),
         None if nocreate => return Err(RedisError::Str(NOT_FOUND)),
         None => (create(&key, params)?, true),
     };
-    let hashes: Vec<u64> = items.iter().map(|item| chain.hash(item)).collect();
+    let hashes: Vec<u64> = items.iter().map(|i| chain.hash(i.as_slice())).collect();
     let (answers, error) = chain.insert_hashes(&hashes);
     if created || answers.contains(&true) {
         ctx.replicate_verbatim();
@@ -136,34 +136,34 @@ fn add_items(
 }
 
 /// `BF.MADD key item [item ...]`
-pub fn madd(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn madd(ctx: &Context, args: &[RedisString]) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
-    add_items(ctx, args[1], &args[2..], Params::DEFAULT, false)
+    add_items(ctx, &args[1], &args[2..], Params::DEFAULT, false)
 }
 
 /// `BF.INSERT key [CAPACITY capacity] [ERROR error] [EXPANSION expansion] [NOCREATE]
 /// [NONSCALING] ITEMS item [item ...]`
-pub fn insert(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn insert(ctx: &Context, args: &[RedisString]) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
-    let Some(insert) = args::insert(&args[2..]).map_err(RedisError::Str)? else {
+    let Some(insert) = args::insert(&bytes(&args[2..])).map_err(RedisError::Str)? else {
         return Err(RedisError::WrongArity);
     };
     let items = &args[2 + insert.items_at..];
-    add_items(ctx, args[1], items, insert.params, insert.nocreate)
+    add_items(ctx, &args[1], items, insert.params, insert.nocreate)
 }
 
 /// `BF.EXISTS key item`
-pub fn exists(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn exists(ctx: &Context, args: &[RedisString]) -> RedisResult {
     let [_, name, item] = args else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key(&key_name(ctx, name));
+    let key = ctx.open_key(name);
     let found = match read_chain(&key) {
-        Ok(Some(chain)) => chain.contains_hash(chain.hash(item)),
+        Ok(Some(chain)) => chain.contains_hash(chain.hash(item.as_slice())),
         Ok(None) | Err(_) => false,
     };
     Ok(RedisValue::Bool(found))
@@ -171,15 +171,15 @@ pub fn exists(ctx: &Context, args: &[&[u8]]) -> RedisResult {
 
 /// `BF.MEXISTS key item [item ...]`: the items are hashed first, then looked up in every
 /// layer with the batched, prefetching lookup.
-pub fn mexists(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn mexists(ctx: &Context, args: &[RedisString]) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
     let items = &args[2..];
-    let key = ctx.open_key(&key_name(ctx, args[1]));
+    let key = ctx.open_key(&args[1]);
     let mut found = vec![false; items.len()];
     if let Ok(Some(chain)) = read_chain(&key) {
-        let hashes: Vec<u64> = items.iter().map(|item| chain.hash(item)).collect();
+        let hashes: Vec<u64> = items.iter().map(|i| chain.hash(i.as_slice())).collect();
         chain.contains_hashes(&hashes, &mut found);
     }
     reply_bools(ctx, &found, None);
@@ -187,11 +187,11 @@ pub fn mexists(ctx: &Context, args: &[&[u8]]) -> RedisResult {
 }
 
 /// `BF.CARD key`
-pub fn card(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn card(ctx: &Context, args: &[RedisString]) -> RedisResult {
     let [_, name] = args else {
         return Err(RedisError::WrongArity);
     };
-    let key = ctx.open_key(&key_name(ctx, name));
+    let key = ctx.open_key(name);
     let items = read_chain(&key)?.map_or(0, BloomChain::items);
     Ok(RedisValue::Integer(items.min(i64::MAX as u64) as i64))
 }
@@ -219,14 +219,14 @@ fn reply_optional_integer(ctx: &Context, value: Option<i64>) {
 
 /// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`: all five as a map (a flat
 /// array in RESP2), or one as an array of one; a non-scaling filter's expansion is null.
-pub fn info(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn info(ctx: &Context, args: &[RedisString]) -> RedisResult {
     if !(2..=3).contains(&args.len()) {
         return Err(RedisError::WrongArity);
     }
-    let key = ctx.open_key(&key_name(ctx, args[1]));
+    let key = ctx.open_key(&args[1]);
     let chain = read_chain(&key)?.ok_or(RedisError::Str(NOT_FOUND))?;
     if let Some(field) = args.get(2) {
-        let field = args::info_field(field).map_err(RedisError::Str)?;
+        let field = args::info_field(field.as_slice()).map_err(RedisError::Str)?;
         raw::reply_with_array(ctx.ctx, 1);
         reply_optional_integer(ctx, info_value(chain, field));
         return Ok(RedisValue::NoReply);
@@ -254,12 +254,12 @@ fn reply_chunk(ctx: &Context, iter: u64, data: &[u8]) {
 
 /// `BF.SCANDUMP key iterator`: `[1, header]` for iterator 0, then `[next, chunk]` pairs, then
 /// `[0, ""]` (see `dump.rs`).
-pub fn scandump(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn scandump(ctx: &Context, args: &[RedisString]) -> RedisResult {
     let [_, name, iter] = args else {
         return Err(RedisError::WrongArity);
     };
-    let iter = args::iterator(iter).map_err(RedisError::Str)?;
-    let key = ctx.open_key(&key_name(ctx, name));
+    let iter = args::iterator(iter.as_slice()).map_err(RedisError::Str)?;
+    let key = ctx.open_key(name);
     let chain = read_chain(&key)?.ok_or(RedisError::Str(NOT_FOUND))?;
     if iter == 0 {
         reply_chunk(ctx, 1, &dump::encode_header(chain));
@@ -274,19 +274,19 @@ pub fn scandump(ctx: &Context, args: &[&[u8]]) -> RedisResult {
 
 /// `BF.LOADCHUNK key iterator data`: iterator 1 carries the header and replaces whatever filter
 /// the key holds; every other writes its chunk into the filter the header created.
-pub fn loadchunk(ctx: &Context, args: &[&[u8]]) -> RedisResult {
+pub fn loadchunk(ctx: &Context, args: &[RedisString]) -> RedisResult {
     let [_, name, iter, data] = args else {
         return Err(RedisError::WrongArity);
     };
-    let iter = args::iterator(iter).map_err(RedisError::Str)?;
-    let key = ctx.open_key_writable(&key_name(ctx, name));
+    let iter = args::iterator(iter.as_slice()).map_err(RedisError::Str)?;
+    let key = ctx.open_key_writable(name);
     let existing = write_chain(&key)?;
     if iter == 1 {
-        let chain = dump::decode_header(data).map_err(RedisError::String)?;
+        let chain = dump::decode_header(data.as_slice()).map_err(RedisError::String)?;
         key.set_value(&BLOOM_TYPE, chain)?;
     } else {
         let chain = existing.ok_or(RedisError::Str(NOT_FOUND))?;
-        dump::load_chunk(chain, iter, data).map_err(RedisError::String)?;
+        dump::load_chunk(chain, iter, data.as_slice()).map_err(RedisError::String)?;
     }
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
