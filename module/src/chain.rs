@@ -33,22 +33,26 @@ pub const TIGHTENING: f64 = 0.5;
 /// its replicas and after a reload, so their bits (and `DEBUG DIGEST`) agree.
 pub const SEED: u64 = linebloom::hash::DEFAULT_SEED;
 
-/// The most bytes one layer may take: the machine's memory, set when the module loads. A
-/// filter larger than the machine can never fill (the kernel would end the server as its pages
-/// are touched), so asking for one is an error reply instead.
-static MAX_LAYER_BYTES: AtomicU64 = AtomicU64::new(u64::MAX);
+/// The most bytes one filter's bits may take: the machine's memory, set when the module loads.
+/// A filter larger than the machine can never fill (the kernel would end the server as its
+/// pages are touched), so asking for one is an error reply instead.
+static MAX_FILTER_BYTES: AtomicU64 = AtomicU64::new(u64::MAX);
 
-/// Sets the most bytes one layer may take.
-pub fn set_max_layer_bytes(bytes: u64) {
-    MAX_LAYER_BYTES.store(bytes, Ordering::Relaxed);
+/// Sets the most bytes one filter's bits may take.
+pub fn set_max_filter_bytes(bytes: u64) {
+    MAX_FILTER_BYTES.store(bytes, Ordering::Relaxed);
 }
 
-/// An error when a layer of `bytes` bytes is larger than [`set_max_layer_bytes`] allows.
-pub fn check_layer_bytes(bytes: u64) -> Result<(), String> {
-    let max = MAX_LAYER_BYTES.load(Ordering::Relaxed);
+/// The most bytes one filter's bits may take ([`set_max_filter_bytes`]).
+pub fn max_filter_bytes() -> u64 {
+    MAX_FILTER_BYTES.load(Ordering::Relaxed)
+}
+
+/// An error when a filter of `bytes` bytes of bits is larger than `max`.
+pub fn check_filter_bytes(bytes: u64, max: u64) -> Result<(), String> {
     if bytes > max {
         return Err(format!(
-            "a layer of {bytes} bytes is more than this machine's memory ({max} bytes)"
+            "a filter of {bytes} bytes is more than this machine's memory ({max} bytes)"
         ));
     }
     Ok(())
@@ -144,7 +148,7 @@ impl BloomChain {
         if !params.is_valid() {
             return Err(format!("invalid filter parameters {params:?}"));
         }
-        let first = Self::allocate_layer(&params, 0, SEED)?;
+        let first = Self::allocate_layer(&params, 0, SEED, 0)?;
         Ok(BloomChain {
             params,
             seed: SEED,
@@ -165,12 +169,18 @@ impl BloomChain {
     }
 
     /// The empty blocked filter layer `i` of a chain with these parameters is, or why it
-    /// cannot be had.
-    fn allocate_layer(params: &Params, i: usize, seed: u64) -> Result<BlockedBloom, String> {
+    /// cannot be had (beside `existing` bytes of the layers before it).
+    fn allocate_layer(
+        params: &Params,
+        i: usize,
+        seed: u64,
+        existing: usize,
+    ) -> Result<BlockedBloom, String> {
         let capacity = params.layer_capacity(i);
         let fpr = params.layer_error_rate(i).max(BLOCKED_MIN_FPR);
         let bits_per_key = blocked_bits_per_key(fpr).map_err(|e| e.to_string())?;
-        check_layer_bytes((capacity as f64 * bits_per_key / 8.0).min(u64::MAX as f64) as u64)?;
+        let bytes = capacity as f64 * bits_per_key / 8.0 + existing as f64;
+        check_filter_bytes(bytes.min(u64::MAX as f64) as u64, max_filter_bytes())?;
         let items = usize::try_from(capacity).unwrap_or(usize::MAX);
         BlockedBloom::builder(items)
             .fpr(fpr)
@@ -265,8 +275,9 @@ impl BloomChain {
             if !self.params.scaling() {
                 return Err(InsertError::Full);
             }
-            let filter = Self::allocate_layer(&self.params, newest + 1, self.seed)
-                .map_err(|_| InsertError::NoMemory)?;
+            let filter =
+                Self::allocate_layer(&self.params, newest + 1, self.seed, self.bits_bytes())
+                    .map_err(|_| InsertError::NoMemory)?;
             self.layers.push(Layer { filter, items: 0 });
         }
         let layer = self.layers.last_mut().expect("a chain has a layer");

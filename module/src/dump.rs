@@ -74,6 +74,11 @@ pub fn encode_header(chain: &BloomChain) -> Vec<u8> {
 /// A chain from its header, its layers allocated and zeroed (the bits come in later chunks),
 /// or the reason the header is not one this module wrote.
 pub fn decode_header(bytes: &[u8]) -> Result<BloomChain, String> {
+    decode_header_within(bytes, crate::chain::max_filter_bytes())
+}
+
+/// [`decode_header`] for a filter of at most `max_bytes` bytes of bits.
+fn decode_header_within(bytes: &[u8], max_bytes: u64) -> Result<BloomChain, String> {
     let bad = |why: &str| format!("ERR invalid filter header: {why}");
     if bytes.len() < FIXED + CHECKSUM {
         return Err(bad("too short"));
@@ -109,6 +114,13 @@ pub fn decode_header(bytes: &[u8]) -> Result<BloomChain, String> {
     if !params.scaling() && count != 1 {
         return Err(bad("a non-scaling filter with more than one layer"));
     }
+    // All layers' bits together, before any is allocated.
+    let mut total = 0u64;
+    for i in 0..count {
+        total = total.saturating_add(u64_at(FIXED + PER_LAYER * i).saturating_mul(64));
+    }
+    crate::chain::check_filter_bytes(total, max_bytes)
+        .map_err(|e| format!("ERR could not allocate the filter: {e}"))?;
     let mut layers = Vec::with_capacity(count);
     for i in 0..count {
         let at = FIXED + PER_LAYER * i;
@@ -123,8 +135,6 @@ pub fn decode_header(bytes: &[u8]) -> Result<BloomChain, String> {
                 "layer {i} holds more items than its capacity"
             )));
         }
-        crate::chain::check_layer_bytes(lines.saturating_mul(64))
-            .map_err(|e| format!("ERR could not allocate the filter: {e}"))?;
         let lines = usize::try_from(lines).map_err(|_| bad("layer too large"))?;
         let filter = BlockedBloom::with_lines(lines, hashes, seed)
             .map_err(|e| format!("ERR could not allocate the filter: {e}"))?;
@@ -283,6 +293,14 @@ mod tests {
         let sum = xxh3_64(&forged[..body]);
         forged[body..].copy_from_slice(&sum.to_le_bytes());
         assert!(decode_header(&forged).unwrap_err().contains("error rate"));
+
+        // Layers that together ask for more than the limit are refused before allocation.
+        let refused = decode_header_within(&header, chain.bits_bytes() as u64 - 1);
+        assert!(
+            refused
+                .unwrap_err()
+                .contains("more than this machine's memory")
+        );
 
         let mut copy = decode_header(&header).unwrap();
         let total = chain.bits_bytes() as u64;

@@ -72,7 +72,7 @@ fn init(ctx: &Context, _args: &[RedisString]) -> Status {
         unsafe { std::env::set_var("LINEBLOOM_NO_HUGE_PAGES", "1") };
     }
     if let Some(bytes) = machine_memory() {
-        chain::set_max_layer_bytes(bytes);
+        chain::set_max_filter_bytes(bytes);
     }
     ctx.set_module_options(raw::ModuleOptions::HANDLE_IO_ERRORS);
     Status::Ok
