@@ -10,6 +10,10 @@
 //! redis-server --loadmodule target/release/liblinebloom_module.so
 //! ```
 //!
+//! This repository builds for its own CPU (`.cargo/config.toml`: `-C target-cpu=native`); for
+//! a server on another machine, build with `RUSTFLAGS= cargo build --release -p
+//! linebloom-module`: the engine still picks its AVX2 / AVX-512 path at run time.
+//!
 //! Commands: `BF.RESERVE`, `BF.ADD`, `BF.MADD`, `BF.EXISTS`, `BF.MEXISTS`, `BF.INSERT`,
 //! `BF.INFO`, `BF.CARD`, `BF.SCANDUMP`, `BF.LOADCHUNK` (`commands.rs`). A key holds a chain of
 //! blocked filters (`chain.rs`) with RedisBloom's parameters; the data type (`datatype.rs`)
