@@ -214,6 +214,13 @@ impl BlockedBloom {
         &self.lines
     }
 
+    /// The filter's lines, writable: for a host that keeps the bits in its own encoding and
+    /// writes them back (the Redis module's RDB load and `BF.LOADCHUNK`). Any bits are a valid
+    /// filter; bits that were not saved from this filter's shape give wrong answers, not UB.
+    pub fn lines_mut(&mut self) -> &mut [Line] {
+        &mut self.lines
+    }
+
     /// Number of lines.
     pub fn num_lines(&self) -> usize {
         self.lines.len()
