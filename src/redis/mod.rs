@@ -114,8 +114,11 @@ pub struct RedisBlockedBloom {
     lookup: LookupMethod,
     /// Scratch for bit offsets, kept between calls.
     offsets: Vec<u64>,
-    /// Scratch: the shards a round trip touches (all false between round trips).
+    /// Scratch: whether each shard is in `touched_list` (all false between round trips).
     touched: Vec<bool>,
+    /// Scratch: the shards a round trip touches, in first-touch order, so a round trip reads
+    /// their trailers without scanning every shard (a filter may have 65,536).
+    touched_list: Vec<u32>,
 }
 
 /// The parameters of a shared filter to create: sizing as for [`BlockedBloom`], plus the
@@ -301,6 +304,7 @@ impl RedisBlockedBloom {
             conn,
             name: name.to_owned(),
             touched: vec![false; params.shards as usize],
+            touched_list: Vec::new(),
             params,
             shard_keys,
             trailers,
@@ -673,18 +677,24 @@ impl RedisBlockedBloom {
         plan.answer(command, data, answer)
     }
 
-    /// Adds a read of the trailer of every shard `touched` marks to `batch`, clearing the
-    /// marks, and returns those shards in the order of their reads.
+    /// Marks `shard` as touched by the round trip being encoded.
+    #[inline]
+    fn touch(&mut self, shard: usize) {
+        if !std::mem::replace(&mut self.touched[shard], true) {
+            self.touched_list.push(shard as u32);
+        }
+    }
+
+    /// Adds a read of the trailer of every touched shard to `batch`, clearing the marks, and
+    /// returns those shards in the order of their reads.
     fn add_trailer_reads(&mut self, batch: &mut conn::Batch) -> Vec<u32> {
         let start = self.params.lines_bytes();
-        let mut checked = Vec::new();
-        for (shard, touched) in self.touched.iter_mut().enumerate() {
-            if std::mem::take(touched) {
-                batch.command("GETRANGE", &self.shard_keys[shard], 2);
-                batch.arg_u64(start);
-                batch.arg_u64(start + TRAILER_BYTES - 1);
-                checked.push(shard as u32);
-            }
+        let checked = std::mem::take(&mut self.touched_list);
+        for &shard in &checked {
+            self.touched[shard as usize] = false;
+            batch.command("GETRANGE", &self.shard_keys[shard as usize], 2);
+            batch.arg_u64(start);
+            batch.arg_u64(start + TRAILER_BYTES - 1);
         }
         checked
     }
@@ -734,7 +744,7 @@ impl RedisBlockedBloom {
         let (mut at, mut bit) = (0, 0);
         while at < order.len() {
             let shard = shard_of[at];
-            self.touched[shard] = true;
+            self.touch(shard);
             let mut end = at;
             while end < order.len() && shard_of[end] == shard && end - at < KEYS_PER_COMMAND {
                 end += 1;
@@ -784,7 +794,7 @@ impl RedisBlockedBloom {
             let mut batch = self.conn.batch();
             for &hash in chunk {
                 let (shard, line) = self.params.locate(hash);
-                self.touched[shard] = true;
+                self.touch(shard);
                 let start = line * LINE_BYTES;
                 batch.command("GETRANGE", &self.shard_keys[shard], 2);
                 batch.arg_u64(start);
