@@ -92,7 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(xxh3_64(body), u64::from_le_bytes(sum.try_into()?));
     let view = open_engine_block(body)?;
     assert!(keys.iter().all(|&h| view.contains_hash(h)));
-    assert_eq!(view.to_owned(), filter);
+    assert_eq!(view.to_filter()?, filter);
 
     let own = AlignedBytes::from_slice(&filter.to_bytes())?;
     let verified = fastest(|| {

@@ -3,7 +3,7 @@
 //! (Parquet / sbbf-rs style, 256-bit blocks) loops for comparison.
 //!
 //! ```sh
-//! cargo run --release --example lookup_kernels
+//! cargo run --release --features internals --example lookup_kernels
 //! ```
 //!
 //! Needs x86-64 with AVX-512 (this repository builds with `-C target-cpu=native`). Each loop
@@ -59,7 +59,7 @@
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 mod kernels {
     use linebloom::BlockedBloom;
-    use linebloom::blocked::simd::SALTS;
+    use linebloom::internals::SALTS;
     use std::arch::asm;
     use std::time::Instant;
 

@@ -553,10 +553,10 @@ impl CountingBlockedBloom {
         self.lines.len() * 64
     }
 
-    /// The value of counter `j` (0..128) of line `line`.
-    pub fn counter(&self, line: usize, j: usize) -> u8 {
-        let words: [u64; 8] = bytemuck::cast(self.lines[line]);
-        ((words[j / 16] >> (4 * (j % 16))) & 0xf) as u8
+    /// The value of counter `j` (0..128) of line `line`; `None` where either is out of range.
+    pub fn counter(&self, line: usize, j: usize) -> Option<u8> {
+        let words: [u64; 8] = bytemuck::cast(*self.lines.get(line)?);
+        (j < 128).then(|| ((words[j / 16] >> (4 * (j % 16))) & 0xf) as u8)
     }
 
     /// The FPR the model expects once `items` keys are in the filter.

@@ -568,7 +568,7 @@ pub unsafe extern "C" fn linebloom_blocked_view_to_owned(
     let copy = || {
         // SAFETY: the caller's promise for `view`.
         let view = unsafe { borrow(view, "view")? };
-        Ok(Blocked(view.0.to_owned()))
+        Ok(Blocked(view.0.to_filter()?))
     };
     // SAFETY: the caller's promise for `out`.
     unsafe { calls::create(out, copy) }

@@ -491,8 +491,9 @@ fn pages(
                     for (w, b) in words.iter_mut().zip(page[start..start + 64].chunks(4)) {
                         *w = u32::from_le_bytes(b.try_into().unwrap());
                     }
-                    let mask = linebloom::blocked::simd::lookup_mask_for(h, k);
-                    assert!(linebloom::blocked::Line(words).test(mask));
+                    let mask = linebloom::internals::lookup_mask_for(h, k);
+                    let line = linebloom::blocked::Line::from_words(words);
+                    assert!(linebloom::internals::line_test(&line, mask));
                 }
             }
         }));

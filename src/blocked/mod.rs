@@ -23,7 +23,7 @@ mod lookahead;
 pub(crate) mod pages;
 mod partition;
 pub(crate) mod setops;
-pub mod simd;
+pub(crate) mod simd;
 mod view;
 
 pub use arch::{SimdPath, simd_path};
@@ -40,6 +40,7 @@ pub(crate) use lookahead::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_B
 pub(crate) use pages::LineBuf;
 pub use pages::{HUGE_PAGE_MIN_BYTES, huge_pages, set_huge_pages};
 pub use partition::BuildBuffers;
+#[cfg(feature = "internals")]
 pub(crate) use partition::{
     MIN_THREADS as PARTITION_MIN_THREADS, MIN_THREADS_KEPT as PARTITION_MIN_THREADS_KEPT,
     fills as partitioned_fill, use_for as partitions,

@@ -49,7 +49,7 @@ use crate::model;
 /// let bytes = AlignedBytes::from_slice(&filter.to_bytes())?;
 /// let view = BlockedBloomRef::from_bytes(&bytes)?;
 /// assert!(view.contains("apple"));
-/// assert_eq!(view.to_owned(), filter);
+/// assert_eq!(view.to_filter()?, filter);
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, Copy)]
@@ -205,13 +205,12 @@ impl<'a> BlockedBloomRef<'a> {
         contains_keys_in(self.lines, self.hashes, self.seed, keys, out)
     }
 
-    /// An owned copy of the filter.
-    pub fn to_owned(self) -> BlockedBloom {
-        BlockedBloom {
-            lines: self.lines.iter().copied().collect(),
-            hashes: self.hashes,
-            seed: self.seed,
-        }
+    /// An owned copy of the filter; [`Error::Alloc`](crate::Error) where its memory cannot be
+    /// had.
+    pub fn to_filter(&self) -> Result<BlockedBloom> {
+        let mut lines = super::zeroed_lines(self.lines.len())?;
+        lines.copy_from_slice(self.lines);
+        BlockedBloom::from_parts(lines, self.hashes, self.seed)
     }
 
     /// Probes per key.
@@ -429,7 +428,7 @@ mod tests {
             view.count_contained_hashes(&keys),
             f.count_contained_hashes(&keys)
         );
-        assert_eq!(view.to_owned(), f);
+        assert_eq!(view.to_filter().unwrap(), f);
         assert_eq!(view.count_ones(), f.count_ones());
         assert_eq!(view.size_bytes(), f.size_bytes());
     }

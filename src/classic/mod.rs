@@ -18,8 +18,8 @@
 //!
 //! ## Probe positions
 //! One 64-bit hash per key. Its `k` probe values come from enhanced double hashing
-//! ([`DoubleHash`]): `h1 + i·h2 + (i³ − i)/6` for `i = 0..k` (mod 2^64), with `h1` the hash and
-//! `h2` its two 32-bit halves swapped and made odd ([`DoubleHash::second`]). Kirsch and
+//! (`DoubleHash`): `h1 + i·h2 + (i³ − i)/6` for `i = 0..k` (mod 2^64), with `h1` the hash and
+//! `h2` its two 32-bit halves swapped and made odd (`DoubleHash::second`). Kirsch and
 //! Mitzenmacher, "Less hashing, same performance: building a better Bloom filter" (2006),
 //! prove that two hash values give the FPR of `k` independent ones as `m` grows; the cubic
 //! term is that of Dillinger and Manolios, "Bloom filters in probabilistic verification"
