@@ -71,7 +71,7 @@ fn main() -> linebloom::Result<()> {
         mib(blocked.size_bytes()),
         mib(counting.size_bytes()),
         counting.size_bytes() as f64 * 8.0 / n as f64,
-        counting.hashes(),
+        counting.k(),
         mib(counting_small.size_bytes()),
         mib(cuckoo.size_bytes()),
     );

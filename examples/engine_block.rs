@@ -35,7 +35,7 @@ fn engine_block(filter: &BlockedBloom) -> Vec<u8> {
     let mut block = Vec::with_capacity(HEAD + filter.size_bytes() + 8);
     block.extend_from_slice(MAGIC);
     block.push(HASH_SCHEME);
-    block.push(filter.hashes() as u8);
+    block.push(filter.k() as u8);
     block.extend_from_slice(&[0; 6]);
     block.extend_from_slice(&filter.seed().to_le_bytes());
     block.extend_from_slice(&(filter.num_lines() as u64).to_le_bytes());

@@ -91,7 +91,7 @@ fn main() {
     let mut split = SplitBlockBloom::with_bits_per_key(n as usize, 10.0).unwrap();
     split.par_insert_hashes(&keys);
     drop(keys);
-    let k = filter.hashes();
+    let k = filter.k();
     let lines = filter.lines();
     // Keys past the inserted ones (never inserted), with room for the ring's lookahead.
     let raw: Vec<u64> = (0..(PROBES + RING) as u64).map(|i| n + i).collect();

@@ -628,7 +628,7 @@ mod kernels {
         for items in [10_000usize, 250_000, 1_000_000] {
             let mut filter = BlockedBloom::builder(items)
                 .bits_per_key(10.0)
-                .hashes(6)
+                .k(6)
                 .seed(0)
                 .build()
                 .expect("a valid filter size");
@@ -647,7 +647,7 @@ mod kernels {
             // The same filter size with k = 8, whose lookups skip the enable pattern.
             let mut eight = BlockedBloom::builder(items)
                 .bits_per_key(10.0)
-                .hashes(8)
+                .k(8)
                 .seed(0)
                 .build()
                 .expect("a valid filter size");

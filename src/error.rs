@@ -29,10 +29,10 @@ pub enum Error {
     InvalidFpr(f64),
     /// A bits-per-key value that is NaN, infinite, below 1 or above the supported maximum.
     InvalidBitsPerKey(f64),
-    /// A number of hash functions (probes) outside what the filter supports.
-    InvalidHashes {
+    /// A probe count k (bits set per key) outside what the filter supports.
+    InvalidK {
         /// The number asked for.
-        hashes: u32,
+        k: u32,
         /// The fewest the filter supports.
         min: u32,
         /// The most the filter supports.
@@ -129,11 +129,8 @@ impl fmt::Display for Error {
                 "bits per key must be a finite number in [1, {MAX_BITS_PER_KEY}] (got {})",
                 Readable(*b)
             ),
-            Error::InvalidHashes { hashes, min, max } => {
-                write!(
-                    f,
-                    "number of hashes must be in [{min}, {max}] (got {hashes})"
-                )
+            Error::InvalidK { k, min, max } => {
+                write!(f, "the probe count k must be in [{min}, {max}] (got {k})")
             }
             Error::TooLarge {
                 items,

@@ -76,7 +76,7 @@ impl From<linebloom::Error> for Failure {
             Error::ZeroItems
             | Error::InvalidFpr(_)
             | Error::InvalidBitsPerKey(_)
-            | Error::InvalidHashes { .. }
+            | Error::InvalidK { .. }
             | Error::InvalidParameter { .. } => Status::InvalidArgument,
             Error::Corrupt(_) => Status::Corrupt,
             Error::Incompatible(_) => Status::Incompatible,

@@ -38,7 +38,7 @@ use wide::{u32x8, u32x16, u64x8};
 /// Bits in one line.
 pub const LINE_BITS: u32 = 512;
 /// The largest number of probes per key the scheme supports (two bits in each 64-bit word).
-pub const MAX_HASHES: u32 = 16;
+pub const MAX_K: u32 = 16;
 
 /// One cache line of the filter: 512 bits, 64-byte aligned, so a key's probes touch exactly one
 /// line. The alignment is part of the type, so a `&[Line]` is always a run of whole cache lines.
@@ -205,7 +205,7 @@ const fn enable_table(slot_offset: usize, on: u64) -> [[Enable; 8]; 16] {
     t
 }
 
-/// The mask of the key whose hash is `hash`, with `hashes` probes (1..=[`MAX_HASHES`]; the
+/// The mask of the key whose hash is `hash`, with `hashes` probes (1..=[`MAX_K`]; the
 /// caller guarantees the range; other values pick another row of the table, never panic).
 ///
 /// Built on 64-bit lanes: one 32-bit multiply gives both bit positions of every word, 64-bit
@@ -338,7 +338,7 @@ pub(crate) fn mask_for_scalar(hash: u64, hashes: u32) -> Line {
     let x = hash as u32;
     let r = ((hash >> 32) & 7) as u32;
     let mut words = [0u64; 8];
-    for i in 0..hashes.min(MAX_HASHES) {
+    for i in 0..hashes.min(MAX_K) {
         let word = ((i + r) & 7) as usize;
         let salt = SALTS[word + if i >= 8 { 8 } else { 0 }];
         let bit = x.wrapping_mul(salt) >> 26;
@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn simd_mask_matches_scalar_definition() {
-        for k in 1..=MAX_HASHES {
+        for k in 1..=MAX_K {
             for i in 0..20_000u64 {
                 let h = mix64(i);
                 assert_eq!(
@@ -374,7 +374,7 @@ mod tests {
 
     #[test]
     fn mask_has_k_bits_up_to_collisions_and_at_most_two_per_word() {
-        for k in 1..=MAX_HASHES {
+        for k in 1..=MAX_K {
             let mut total = 0u64;
             for i in 0..10_000u64 {
                 let line = mask_for(mix64(i), k).to_line();

@@ -394,8 +394,8 @@ impl Filter for SplitBlockBloom {
     fn size_bytes(&self) -> usize {
         SplitBlockBloom::size_bytes(self)
     }
-    fn hashes(&self) -> u32 {
-        block::BITS_PER_KEY_SET
+    fn k(&self) -> Option<u32> {
+        Some(block::BITS_PER_KEY_SET)
     }
     fn seed(&self) -> u64 {
         0
