@@ -35,7 +35,7 @@ fn insert(c: &mut Criterion) {
         // spreads over every line, so each insert is a cache miss as in a full build.
         let batch = items.min(1 << 22);
         let hs = hashes(0, 0..batch as u64);
-        let mut filter = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+        let mut filter = BlockedBloom::with_bits_per_key(items as u64, 10.0).unwrap();
         let mut group = c.benchmark_group(format!("insert/{}", size_label(bytes)));
         group.throughput(Throughput::Elements(batch as u64));
         group.sample_size(10);
@@ -64,7 +64,7 @@ fn build(c: &mut Criterion) {
     for bytes in sizes().into_iter().filter(|&b| b >= 32 << 20) {
         let items = items_for(bytes, 10.0);
         let hs = hashes(0, 0..items as u64);
-        let empty = || BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+        let empty = || BlockedBloom::with_bits_per_key(items as u64, 10.0).unwrap();
         let mut group = c.benchmark_group(format!("build/{}", size_label(bytes)));
         group.throughput(Throughput::Elements(items as u64));
         group.sample_size(10);

@@ -15,7 +15,7 @@ fn lookup(c: &mut Criterion) {
     pin_thread();
     for bytes in sizes() {
         let items = items_for(bytes, 10.0);
-        let mut filter = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
+        let mut filter = BlockedBloom::with_bits_per_key(items as u64, 10.0).unwrap();
         for start in (0..items as u64).step_by(1 << 22) {
             let end = (start + (1 << 22)).min(items as u64);
             filter.par_insert_hashes(&hashes(0, start..end));

@@ -62,7 +62,10 @@ const WAYS: [&str; 6] = [
 ];
 
 fn filter(items: usize) -> BlockedBloom {
-    match BlockedBloom::builder(items).bits_per_key(10.0).build() {
+    match BlockedBloom::builder(items as u64)
+        .bits_per_key(10.0)
+        .build()
+    {
         Ok(f) => f,
         Err(e) => panic!("cannot build a filter of {items} keys: {e}"),
     }

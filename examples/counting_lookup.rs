@@ -49,10 +49,10 @@ fn main() -> linebloom::Result<()> {
         .unwrap_or(64);
     let n = millions * 1_000_000;
     let key = |i: u64| mix64(i ^ 0x636f_756e);
-    let mut blocked = BlockedBloom::with_bits_per_key(n, 10.0)?;
-    let mut counting = CountingBlockedBloom::with_fpr(n, 0.01)?;
-    let mut counting_small = CountingBlockedBloom::with_bits_per_key(n, 10.0)?;
-    let mut cuckoo = CuckooFilter::with_fpr(n, 0.01)?;
+    let mut blocked = BlockedBloom::with_bits_per_key(n as u64, 10.0)?;
+    let mut counting = CountingBlockedBloom::with_fpr(n as u64, 0.01)?;
+    let mut counting_small = CountingBlockedBloom::with_bits_per_key(n as u64, 10.0)?;
+    let mut cuckoo = CuckooFilter::with_fpr(n as u64, 0.01)?;
     for i in 0..n as u64 {
         let h = key(i);
         blocked.insert_hash(h);

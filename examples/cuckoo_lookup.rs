@@ -73,13 +73,13 @@ fn main() {
     };
     let items = million * 1_000_000;
     let inserted: Vec<u64> = (0..items as u64).map(mix64).collect();
-    let mut cuckoo = CuckooFilter::with_bits_per_key(items, 10.0).expect("cuckoo filter");
+    let mut cuckoo = CuckooFilter::with_bits_per_key(items as u64, 10.0).expect("cuckoo filter");
     for &h in &inserted {
         cuckoo
             .insert_hash(h)
             .expect("a filter sized for its keys holds them");
     }
-    let mut blocked = BlockedBloom::with_bits_per_key(items, 10.0).expect("blocked filter");
+    let mut blocked = BlockedBloom::with_bits_per_key(items as u64, 10.0).expect("blocked filter");
     blocked.insert_hashes(&inserted);
     drop(inserted);
     assert_eq!(

@@ -46,7 +46,7 @@ fn write_table(
     path: &Path,
     records: &[(String, String)],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let mut filter = BlockedBloom::with_fpr(records.len(), 0.01)?;
+    let mut filter = BlockedBloom::with_fpr(records.len() as u64, 0.01)?;
     let mut out = BufWriter::new(File::create(path)?);
     let mut offset = 0u64;
     for (key, value) in records {

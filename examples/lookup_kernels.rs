@@ -626,7 +626,7 @@ mod kernels {
             "filter", "loop", "ns/key", "answered"
         );
         for items in [10_000usize, 250_000, 1_000_000] {
-            let mut filter = BlockedBloom::builder(items)
+            let mut filter = BlockedBloom::builder(items as u64)
                 .bits_per_key(10.0)
                 .k(6)
                 .seed(0)
@@ -645,7 +645,7 @@ mod kernels {
                 "crate contains_hash"
             );
             // The same filter size with k = 8, whose lookups skip the enable pattern.
-            let mut eight = BlockedBloom::builder(items)
+            let mut eight = BlockedBloom::builder(items as u64)
                 .bits_per_key(10.0)
                 .k(8)
                 .seed(0)

@@ -20,7 +20,7 @@ fn main() {
         .next()
         .map_or(100, |a| a.parse().expect("MILLION_KEYS"));
     let n = millions * 1_000_000;
-    let mut filter = BlockedBloom::with_bits_per_key(n as usize, 10.0).unwrap();
+    let mut filter = BlockedBloom::with_bits_per_key(n, 10.0).unwrap();
     let keys: Vec<u64> = (0..n).map(mix64).collect();
     filter.par_insert_hashes(&keys);
     drop(keys);

@@ -45,7 +45,7 @@ use wide::{u32x16, u64x8};
 use crate::blocked::simd::SALTS;
 use crate::blocked::{Line, LineBuf, line_for, line_for_mut};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
-use crate::filter::{Filter, FilterKind};
+use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::{DEFAULT_SEED, Key};
 
 /// Counters in one line.
@@ -266,66 +266,56 @@ pub struct CountingBlockedBloom {
 /// ```
 #[derive(Clone, Debug)]
 pub struct CountingBlockedBloomBuilder {
-    items: usize,
-    fpr: Option<f64>,
-    bits_per_key: Option<f64>,
+    items: u64,
+    size: Sizing,
     hashes: Option<u32>,
     seed: u64,
 }
 
 impl CountingBlockedBloomBuilder {
-    /// Size for this false-positive rate (the default is 1 %).
-    pub fn fpr(mut self, fpr: f64) -> Self {
-        self.fpr = Some(fpr);
-        self.bits_per_key = None;
-        self
-    }
-
-    /// Size at this many bits per key (4 per counter).
-    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
-        self.bits_per_key = Some(bits_per_key);
-        self.fpr = None;
-        self
-    }
+    crate::filter::sizing_setters!(
+        size,
+        "Size for this false-positive rate (the default is 1 %).",
+        "Size at this many bits per key (4 per counter)."
+    );
 
     crate::filter::probe_setters!("`1..=8` (each probe is one counter).");
 
     /// The filter, or an error for parameters out of range.
     pub fn build(self) -> Result<CountingBlockedBloom> {
-        check_items(self.items as u64)?;
-        let bits_per_key = match (self.bits_per_key, self.fpr) {
-            (Some(b), _) => {
+        check_items(self.items)?;
+        let bits_per_key = match self.size {
+            Sizing::BitsPerKey(b) => {
                 check_bits_per_key(b)?;
                 b
             }
-            (None, fpr) => counting_bits_per_key(fpr.unwrap_or(0.01))?,
+            Sizing::Fpr(fpr) => counting_bits_per_key(fpr)?,
         };
         let hashes = self
             .hashes
             .unwrap_or_else(|| counting_optimal_k(bits_per_key / 4.0));
-        let lines = units_for(self.items as u64, bits_per_key, 512)?;
+        let lines = units_for(self.items, bits_per_key, 512)?;
         CountingBlockedBloom::with_lines(lines, hashes, self.seed)
     }
 }
 
 impl CountingBlockedBloom {
     /// A filter for `items` keys at false-positive rate `fpr`, with the model's best k.
-    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+    pub fn with_fpr(items: u64, fpr: f64) -> Result<Self> {
         Self::builder(items).fpr(fpr).build()
     }
 
     /// A filter for `items` keys at `bits_per_key` bits each (4 per counter), with the
     /// model's best k.
-    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+    pub fn with_bits_per_key(items: u64, bits_per_key: f64) -> Result<Self> {
         Self::builder(items).bits_per_key(bits_per_key).build()
     }
 
     /// A builder for `items` keys.
-    pub fn builder(items: usize) -> CountingBlockedBloomBuilder {
+    pub fn builder(items: u64) -> CountingBlockedBloomBuilder {
         CountingBlockedBloomBuilder {
             items,
-            fpr: None,
-            bits_per_key: None,
+            size: Sizing::Fpr(0.01),
             hashes: None,
             seed: DEFAULT_SEED,
         }

@@ -105,8 +105,8 @@ pub mod scalable;
 pub mod internals;
 
 pub use blocked::{
-    AtomicBlockedBloom, BlockedBloom, BlockedBloomBuilder, BlockedBloomRef, BuildBuffers, ParFill,
-    SimdPath, simd_path,
+    AtomicBlockedBloom, AtomicBlockedBloomBuilder, BlockedBloom, BlockedBloomBuilder,
+    BlockedBloomRef, BuildBuffers, ParFill, SimdPath, simd_path,
 };
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
 pub use counting::{CountingBlockedBloom, CountingBlockedBloomBuilder};
@@ -115,5 +115,5 @@ pub use error::{Error, IoError, Result};
 pub use filter::{Filter, FilterKind};
 pub use format::AnyFilter;
 pub use hash::Key;
-pub use sbbf::{SplitBlockBloom, SplitBlockBloomRef};
+pub use sbbf::{SplitBlockBloom, SplitBlockBloomBuilder, SplitBlockBloomRef};
 pub use scalable::{ScalableBlockedBloom, ScalableBlockedBloomBuilder};

@@ -19,7 +19,8 @@
 //! under the target; growth 4 halves the filters a miss visits for more bits per key.
 
 use crate::blocked::BlockedBloom;
-use crate::error::{Error, Result, check_fpr, check_items};
+use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items};
+use crate::filter::Sizing;
 use crate::filter::{Filter, FilterKind};
 use crate::hash::{DEFAULT_SEED, Key};
 
@@ -62,25 +63,51 @@ struct Part {
     fpr: f64,
 }
 
-/// Builds a [`ScalableBlockedBloom`] with its growth, tightening or seed fixed.
+/// Builds a [`ScalableBlockedBloom`] with its FPR bound (or the bits per key whose blocked-filter
+/// FPR is the bound), growth, tightening or seed fixed.
 ///
 /// ```
 /// use linebloom::ScalableBlockedBloom;
 ///
-/// let filter = ScalableBlockedBloom::builder(1_000, 0.001).growth(4.0).tightening(0.5).build()?;
+/// let filter =
+///     ScalableBlockedBloom::builder(1_000).fpr(0.001).growth(4.0).tightening(0.5).build()?;
 /// assert_eq!(filter.growth(), 4.0);
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct ScalableBlockedBloomBuilder {
-    initial_items: usize,
+    initial_items: u64,
     fpr: f64,
+    bits_per_key: Option<f64>,
     growth: f64,
     tightening: f64,
     seed: u64,
 }
 
 impl ScalableBlockedBloomBuilder {
+    /// Bound the chain's FPR by this rate (the default is 1 %).
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.fpr = fpr;
+        self.bits_per_key = None;
+        self
+    }
+
+    /// Bound the chain's FPR by that of a blocked filter at this many bits per key (its
+    /// optimal k); the chain itself takes more bits per key, as its later filters tighten.
+    pub fn bits_per_key(mut self, bits_per_key: f64) -> Self {
+        self.bits_per_key = Some(bits_per_key);
+        self
+    }
+
+    /// Bound the chain's FPR as this sizing says ([`fpr`](Self::fpr) or
+    /// [`bits_per_key`](Self::bits_per_key)).
+    pub fn sizing(self, sizing: Sizing) -> Self {
+        match sizing {
+            Sizing::Fpr(fpr) => self.fpr(fpr),
+            Sizing::BitsPerKey(b) => self.bits_per_key(b),
+        }
+    }
+
     /// How many times larger each new filter is than the one before (at least 1.1, at most
     /// 64; default [`DEFAULT_GROWTH`]).
     pub fn growth(mut self, growth: f64) -> Self {
@@ -102,11 +129,15 @@ impl ScalableBlockedBloomBuilder {
     }
 
     /// The filter (its first part allocated), or an error for parameters out of range.
-    pub fn build(self) -> Result<ScalableBlockedBloom> {
+    pub fn build(mut self) -> Result<ScalableBlockedBloom> {
+        if let Some(b) = self.bits_per_key.take() {
+            check_bits_per_key(b)?;
+            self.fpr = crate::model::blocked_fpr(b, crate::model::blocked_optimal_k(b));
+        }
         self.check()?;
         let mut filter = ScalableBlockedBloom {
             filters: Vec::new(),
-            initial_items: self.initial_items as u64,
+            initial_items: self.initial_items,
             fpr: self.fpr,
             growth: self.growth,
             tightening: self.tightening,
@@ -117,7 +148,7 @@ impl ScalableBlockedBloomBuilder {
     }
 
     fn check(&self) -> Result<()> {
-        check_items(self.initial_items as u64)?;
+        check_items(self.initial_items)?;
         check_fpr(self.fpr)?;
         if !(1.1..=64.0).contains(&self.growth) {
             return Err(Error::InvalidParameter {
@@ -140,15 +171,24 @@ impl ScalableBlockedBloomBuilder {
 impl ScalableBlockedBloom {
     /// A chain whose first filter holds `initial_items` keys, its FPR under `fpr` however
     /// many keys it grows to, with the default growth and tightening.
-    pub fn with_fpr(initial_items: usize, fpr: f64) -> Result<Self> {
-        Self::builder(initial_items, fpr).build()
+    pub fn with_fpr(initial_items: u64, fpr: f64) -> Result<Self> {
+        Self::builder(initial_items).fpr(fpr).build()
     }
 
-    /// A builder for a chain starting at `initial_items` keys with FPR bound `fpr`.
-    pub fn builder(initial_items: usize, fpr: f64) -> ScalableBlockedBloomBuilder {
+    /// A chain whose first filter holds `initial_items` keys, its FPR under that of a blocked
+    /// filter at `bits_per_key` bits per key ([`ScalableBlockedBloomBuilder::bits_per_key`]).
+    pub fn with_bits_per_key(initial_items: u64, bits_per_key: f64) -> Result<Self> {
+        Self::builder(initial_items)
+            .bits_per_key(bits_per_key)
+            .build()
+    }
+
+    /// A builder for a chain starting at `initial_items` keys, its FPR bound 1 % unless set.
+    pub fn builder(initial_items: u64) -> ScalableBlockedBloomBuilder {
         ScalableBlockedBloomBuilder {
             initial_items,
-            fpr,
+            fpr: 0.01,
+            bits_per_key: None,
             growth: DEFAULT_GROWTH,
             tightening: DEFAULT_TIGHTENING,
             seed: DEFAULT_SEED,
@@ -361,8 +401,9 @@ impl ScalableBlockedBloom {
         // The parameters are checked as the builder checks them, without building anything:
         // the parts come from the bytes.
         let params = ScalableBlockedBloomBuilder {
-            initial_items: usize::try_from(initial_items).map_err(|_| corrupt("initial items"))?,
+            initial_items,
             fpr,
+            bits_per_key: None,
             growth,
             tightening,
             seed,
@@ -416,11 +457,7 @@ impl ScalableBlockedBloom {
         // at that rate (their sum then grows past the bound only after about 10^10 filters'
         // worth of keys, far past any memory).
         let sized_fpr = fpr.max(crate::model::BLOCKED_MIN_FPR);
-        let items = usize::try_from(capacity).map_err(|_| Error::TooLarge {
-            items: capacity,
-            bits_per_key: 0.0,
-        })?;
-        let filter = BlockedBloom::builder(items)
+        let filter = BlockedBloom::builder(capacity)
             .fpr(sized_fpr)
             .seed(self.seed)
             .build()?;

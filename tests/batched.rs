@@ -19,7 +19,7 @@ fn batched_lookups_answer_each_key_in_its_slot_for_every_kind() {
             .flat_map(|&h| [h, mix64(!h)])
             .collect();
         for kind in FilterKind::ALL {
-            let mut filter = AnyFilter::new(kind, items, Sizing::Fpr(0.01), None, 7)
+            let mut filter = AnyFilter::new(kind, items as u64, Sizing::Fpr(0.01), None, 7)
                 .unwrap_or_else(|e| panic!("{kind}: {e}"));
             let f = filter.as_filter_mut();
             for &h in &inserted {

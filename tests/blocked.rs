@@ -21,7 +21,7 @@ proptest! {
         k in 1u32..=16,
         seed in any::<u64>(),
     ) {
-        let mut f = BlockedBloom::builder(keys.len()).bits_per_key(bits_per_key).k(k)
+        let mut f = BlockedBloom::builder(keys.len() as u64).bits_per_key(bits_per_key).k(k)
             .seed(seed).build().unwrap();
         for key in &keys {
             f.insert(key);
@@ -40,12 +40,12 @@ proptest! {
         stream in any::<u32>(),
     ) {
         let hs = hashes(stream as u64, items);
-        let mut scalar = BlockedBloom::builder(items).bits_per_key(bits_per_key).k(k)
+        let mut scalar = BlockedBloom::builder(items as u64).bits_per_key(bits_per_key).k(k)
             .build().unwrap();
         for &h in &hs {
             scalar.insert_hash(h);
         }
-        let mut batched = BlockedBloom::builder(items).bits_per_key(bits_per_key).k(k)
+        let mut batched = BlockedBloom::builder(items as u64).bits_per_key(bits_per_key).k(k)
             .build().unwrap();
         batched.insert_hashes(&hs);
         let mut bulk = batched.clone();
@@ -66,7 +66,7 @@ proptest! {
         probes in 0usize..500,
         k in 1u32..=16,
     ) {
-        let mut f = BlockedBloom::builder(items).bits_per_key(4.0).k(k).build().unwrap();
+        let mut f = BlockedBloom::builder(items as u64).bits_per_key(4.0).k(k).build().unwrap();
         f.insert_hashes(&hashes(1, items));
         let probe = hashes(2, probes);
         let mut out = vec![false; probes];
@@ -129,7 +129,7 @@ fn partitioned_bulk_insert_is_bit_identical() {
     let skewed: Vec<u64> = (0..4 * lines as u64 + 99).map(|i| i % 5000).collect();
     // One line per 512 bits asked for each "key": exactly `lines` lines.
     let empty = || {
-        BlockedBloom::builder(lines)
+        BlockedBloom::builder(lines as u64)
             .bits_per_key(512.0)
             .k(6)
             .build()
@@ -186,7 +186,7 @@ fn fpr_matches_model() {
     let probe = hashes(99, probes);
     for bits_per_key in [6.0, 8.0, 10.0, 12.0, 16.0] {
         let mut f = BlockedBloom::with_bits_per_key(items, bits_per_key).unwrap();
-        f.insert_hashes(&hashes(7, items));
+        f.insert_hashes(&hashes(7, items as usize));
         let measured = f.count_contained_hashes(&probe) as f64 / probes as f64;
         let c = f.num_bits() as f64 / items as f64;
         let model = model::blocked_fpr(c, f.k());
@@ -217,7 +217,7 @@ fn fpr_matches_model_for_every_k() {
             .k(k)
             .build()
             .unwrap();
-        f.insert_hashes(&hashes(8, items));
+        f.insert_hashes(&hashes(8, items as usize));
         let measured = f.count_contained_hashes(&probe) as f64 / probes as f64;
         let model = model::blocked_fpr(f.num_bits() as f64 / items as f64, k);
         let sigma = (model * (1.0 - model) / probes as f64).sqrt();
@@ -252,7 +252,7 @@ fn bad_sizes_are_errors() {
             Err(Error::InvalidK { .. })
         ));
     }
-    assert!(BlockedBloom::with_bits_per_key(usize::MAX, 1000.0).is_err());
+    assert!(BlockedBloom::with_bits_per_key(u64::MAX, 1000.0).is_err());
     assert!(BlockedBloom::with_lines(0, 6, 0).is_err());
     // An FPR a one-line filter cannot reach is an error, not a hang.
     assert!(BlockedBloom::with_fpr(10, 1e-300).is_err());
@@ -315,7 +315,7 @@ fn prefetching_lookup_matches_scalar_on_a_filter_past_2_mib() {
     let items = 2_000_000;
     let mut f = BlockedBloom::with_bits_per_key(items, 10.0).unwrap();
     assert!(f.size_bytes() > 2 << 20);
-    f.insert_hashes(&hashes(11, items));
+    f.insert_hashes(&hashes(11, items as usize));
     // A mix of hits and misses, with a length that is not a multiple of the group size.
     let mut probe = hashes(11, 50_003);
     probe.extend(hashes(12, 50_001));

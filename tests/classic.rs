@@ -13,7 +13,7 @@ fn hashes(stream: u64, n: usize) -> Vec<u64> {
 }
 
 fn filter(items: usize, bits_per_key: f64, k: u32, seed: u64) -> ClassicBloom {
-    ClassicBloom::builder(items)
+    ClassicBloom::builder(items as u64)
         .bits_per_key(bits_per_key)
         .k(k)
         .seed(seed)
@@ -245,14 +245,14 @@ fn fpr_matches_model() {
 fn batched_lookup_measures_the_same_fpr() {
     let items = 100_000;
     let mut f = ClassicBloom::with_bits_per_key(items, 8.0).unwrap();
-    f.insert_hashes(&hashes(5, items));
+    f.insert_hashes(&hashes(5, items as usize));
     let probe = hashes(6, 1_000_000);
     let mut out = vec![false; probe.len()];
     f.contains_hashes(&probe, &mut out).unwrap();
     let batched = out.iter().filter(|&&b| b).count();
     let scalar = probe.iter().filter(|&&h| f.contains_hash(h)).count();
     assert_eq!(batched, scalar);
-    let model = f.expected_fpr(items as u64);
+    let model = f.expected_fpr(items);
     let measured = batched as f64 / probe.len() as f64;
     assert!(
         (measured - model).abs() < 0.05 * model,
@@ -293,14 +293,14 @@ fn bad_sizes_are_errors() {
     for b in [1.0, 10.0, 1000.0] {
         assert!(
             matches!(
-                ClassicBloom::with_bits_per_key(usize::MAX, b),
+                ClassicBloom::with_bits_per_key(u64::MAX, b),
                 Err(Error::TooLarge { .. })
             ),
             "{b}"
         );
     }
     assert!(matches!(
-        ClassicBloom::with_fpr(usize::MAX, 0.01),
+        ClassicBloom::with_fpr(u64::MAX, 0.01),
         Err(Error::TooLarge { .. })
     ));
     assert!(matches!(
@@ -367,7 +367,7 @@ fn sizing_follows_the_model() {
         (1_000_000, 0.001),
         (10, 1e-6),
     ] {
-        let f = ClassicBloom::with_fpr(items, p).unwrap();
+        let f = ClassicBloom::with_fpr(items as u64, p).unwrap();
         let c = model::classic_bits_per_key(p).unwrap();
         assert_eq!(f.num_bits(), (items as f64 * c).ceil() as u64);
         assert_eq!(f.k(), model::classic_optimal_k(c));

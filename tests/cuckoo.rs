@@ -212,7 +212,7 @@ fn sized_filters_hold_their_items() {
         for fpr in [0.03, 0.001, 0.0002] {
             let mut filter = CuckooFilter::with_fpr(items, fpr).unwrap();
             assert_eq!(filter.num_buckets(), (items as f64 / 3.8).ceil() as usize);
-            let keys = hashes(items as u64, items);
+            let keys = hashes(items, items as usize);
             for &h in &keys {
                 filter.insert_hash(h).unwrap();
             }
@@ -280,7 +280,7 @@ fn fpr_matches_model() {
     let items = 200_000;
     let keys = hashes(7, items);
     for (width, probes) in [(8, 1_000_000), (12, 4_000_000), (16, 16_000_000)] {
-        let mut filter = CuckooFilter::builder(items)
+        let mut filter = CuckooFilter::builder(items as u64)
             .fingerprint_bits(width)
             .build()
             .unwrap();
@@ -489,12 +489,12 @@ fn bad_parameters_are_errors() {
         }
     }
     assert!(matches!(
-        CuckooFilter::with_fpr(usize::MAX, 0.01),
+        CuckooFilter::with_fpr(u64::MAX, 0.01),
         Err(Error::TooLarge { .. })
     ));
-    assert!(CuckooFilter::with_bits_per_key(usize::MAX, 17.0).is_err());
+    assert!(CuckooFilter::with_bits_per_key(u64::MAX, 17.0).is_err());
     assert!(
-        CuckooFilter::builder(usize::MAX)
+        CuckooFilter::builder(u64::MAX)
             .fingerprint_bits(8)
             .build()
             .is_err()
@@ -573,11 +573,11 @@ fn non_member_removes_lose_inserted_keys() {
         .seed(1)
         .build()
         .unwrap();
-    let keys = hashes(30, n);
+    let keys = hashes(30, n as usize);
     for &h in &keys {
         filter.insert_hash(h).unwrap();
     }
-    let model = filter.expected_fpr(n as u64);
+    let model = filter.expected_fpr(n);
     let accepted = hashes(31, probes)
         .into_iter()
         .filter(|&h| filter.remove_hash(h))
@@ -590,7 +590,7 @@ fn non_member_removes_lose_inserted_keys() {
         accepted as f64 > 0.3 * expected && (accepted as f64) < 1.1 * expected,
         "accepted {accepted}, model {expected}"
     );
-    assert_eq!(filter.len(), n - accepted);
+    assert_eq!(filter.len(), n as usize - accepted);
     // A lost key is one whose fingerprint was taken; one taken can still read present through
     // another key's matching fingerprint.
     assert!(lost > accepted / 2 && lost <= accepted, "lost {lost}");

@@ -6,7 +6,7 @@ use linebloom::hash::mix64;
 use linebloom::{BlockedBloom, BlockedBloomRef, Error};
 
 fn filled(keys: u64) -> BlockedBloom {
-    let mut f = BlockedBloom::builder(keys as usize)
+    let mut f = BlockedBloom::builder(keys)
         .fpr(0.01)
         .seed(9)
         .build()

@@ -338,7 +338,8 @@ fn golden_filters() -> Vec<(&'static str, AnyFilter)> {
     let mut c = ClassicBloom::with_bits(1000, 5, 42).unwrap();
     let mut q = CuckooFilter::with_buckets(16, 12, 42).unwrap();
     let mut n = CountingBlockedBloom::with_lines(4, 6, 42).unwrap();
-    let mut s = ScalableBlockedBloom::builder(8, 0.01)
+    let mut s = ScalableBlockedBloom::builder(8)
+        .fpr(0.01)
         .seed(42)
         .build()
         .unwrap();

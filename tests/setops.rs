@@ -141,7 +141,7 @@ fn current_fpr_matches_measurement_and_model() {
             .seed(9)
             .build()
             .unwrap();
-        f.insert_hashes(&hashes(7, n));
+        f.insert_hashes(&hashes(7, n as usize));
         let probes = hashes(8, 1_000_000);
         let measured = f.count_contained_hashes(&probes) as f64 / probes.len() as f64;
         let current = f.current_fpr();

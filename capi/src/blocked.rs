@@ -92,7 +92,11 @@ pub unsafe extern "C" fn linebloom_blocked_new_fpr(
     out: *mut *mut Blocked,
 ) -> Status {
     // SAFETY: the caller's promise for `out`.
-    unsafe { calls::create(out, || Ok(Blocked(BlockedBloom::with_fpr(items, fpr)?))) }
+    unsafe {
+        calls::create(out, || {
+            Ok(Blocked(BlockedBloom::with_fpr(items as u64, fpr)?))
+        })
+    }
 }
 
 /// Creates an empty blocked filter for `items` keys at `bits_per_key` bits each (1 to 1024),
@@ -110,7 +114,7 @@ pub unsafe extern "C" fn linebloom_blocked_new_bits_per_key(
     unsafe {
         calls::create(out, || {
             Ok(Blocked(BlockedBloom::with_bits_per_key(
-                items,
+                items as u64,
                 bits_per_key,
             )?))
         })
@@ -132,7 +136,7 @@ pub unsafe extern "C" fn linebloom_blocked_new_with(
     out: *mut *mut Blocked,
 ) -> Status {
     let build = || {
-        let builder = BlockedBloom::builder(items)
+        let builder = BlockedBloom::builder(items as u64)
             .bits_per_key(bits_per_key)
             .seed(seed);
         let builder = if hashes == 0 {

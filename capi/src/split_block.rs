@@ -77,7 +77,7 @@ pub unsafe extern "C" fn linebloom_split_block_new_fpr(
     // SAFETY: the caller's promise for `out`.
     unsafe {
         calls::create(out, || {
-            Ok(SplitBlock(SplitBlockBloom::with_fpr(items, fpr)?))
+            Ok(SplitBlock(SplitBlockBloom::with_fpr(items as u64, fpr)?))
         })
     }
 }
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn linebloom_split_block_new_bits_per_key(
 ) -> Status {
     let build = || {
         Ok(SplitBlock(SplitBlockBloom::with_bits_per_key(
-            items,
+            items as u64,
             bits_per_key,
         )?))
     };

@@ -189,7 +189,7 @@ mod tests {
             Status::InvalidArgument
         );
         assert_eq!(
-            code(BlockedBloom::with_bits_per_key(usize::MAX, 1000.0).unwrap_err()),
+            code(BlockedBloom::with_bits_per_key(u64::MAX, 1000.0).unwrap_err()),
             Status::OutOfMemory
         );
         assert_eq!(

@@ -64,7 +64,7 @@ fn rate(found: usize) -> String {
 }
 
 fn counting(n: usize, inserts: &[u64]) -> CountingBlockedBloom {
-    let mut f = CountingBlockedBloom::builder(n)
+    let mut f = CountingBlockedBloom::builder(n as u64)
         .fpr(FPR)
         .seed(SEED)
         .build()
@@ -74,7 +74,7 @@ fn counting(n: usize, inserts: &[u64]) -> CountingBlockedBloom {
 }
 
 fn cuckoo(n: usize, inserts: &[u64]) -> CuckooFilter {
-    let mut f = CuckooFilter::builder(n)
+    let mut f = CuckooFilter::builder(n as u64)
         .fpr(FPR)
         .seed(SEED)
         .build()
@@ -124,7 +124,7 @@ fn delete(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("insert", "counting"), |b| {
             b.iter_batched(
                 || {
-                    CountingBlockedBloom::builder(n)
+                    CountingBlockedBloom::builder(n as u64)
                         .fpr(FPR)
                         .seed(SEED)
                         .build()
@@ -140,7 +140,7 @@ fn delete(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("insert", "cuckoo"), |b| {
             b.iter_batched(
                 || {
-                    CuckooFilter::builder(n)
+                    CuckooFilter::builder(n as u64)
                         .fpr(FPR)
                         .seed(SEED)
                         .build()
@@ -205,7 +205,8 @@ fn delete(c: &mut Criterion) {
 }
 
 fn scalable(inserts: &[u64]) -> ScalableBlockedBloom {
-    let mut f = ScalableBlockedBloom::builder(GROWTH_START, FPR)
+    let mut f = ScalableBlockedBloom::builder(GROWTH_START as u64)
+        .fpr(FPR)
         .seed(SEED)
         .build()
         .expect("a scalable filter");

@@ -141,7 +141,7 @@ fn peers(c: &mut Criterion) {
 
 /// The memory limit beside a blocked filter of `n` keys: see the module docs.
 fn print_limit(n: usize, label: &str) {
-    let bytes = BlockedBloom::with_bits_per_key(n, BITS_PER_KEY)
+    let bytes = BlockedBloom::with_bits_per_key(n as u64, BITS_PER_KEY)
         .expect("a blocked filter of this size")
         .size_bytes();
     let sampling = Sampling {
@@ -163,7 +163,7 @@ fn print_limit(n: usize, label: &str) {
 /// The blocked filter built from all `n` keys, one thread against two: see the module docs.
 fn builds(c: &mut Criterion, n: usize, label: &str, two: &rayon::ThreadPool) {
     let keys: Vec<u64> = (0..n as u64).map(|i| key_hash(SEED, 0, i)).collect();
-    let mut filter = BlockedBloom::with_bits_per_key(n, BITS_PER_KEY).expect("the filter");
+    let mut filter = BlockedBloom::with_bits_per_key(n as u64, BITS_PER_KEY).expect("the filter");
     let mut buffers = BuildBuffers::new();
     let mut group = c.benchmark_group(format!("builds/{label}"));
     group.sample_size(10);

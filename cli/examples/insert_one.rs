@@ -35,7 +35,7 @@ fn main() {
         .map_or(100, |a| a.parse().expect("MILLION_KEYS"));
     let n = millions * 1_000_000;
     let new_blocked = || {
-        let mut filter = BlockedBloom::with_bits_per_key(n, 10.0).expect("the filter");
+        let mut filter = BlockedBloom::with_bits_per_key(n as u64, 10.0).expect("the filter");
         filter.clear();
         filter
     };

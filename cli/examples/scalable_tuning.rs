@@ -36,7 +36,8 @@ fn main() {
     let mut out = vec![false; probes.len()];
     for growth in [2.0, 4.0] {
         for tightening in [0.5, 0.7, 0.8, 0.85, 0.9] {
-            let mut f = ScalableBlockedBloom::builder(INITIAL, TARGET)
+            let mut f = ScalableBlockedBloom::builder(INITIAL as u64)
+                .fpr(TARGET)
                 .growth(growth)
                 .tightening(tightening)
                 .build()
@@ -61,7 +62,7 @@ fn main() {
         }
     }
     // One blocked filter sized for the final count, for the lookup-time ratio.
-    let mut one = BlockedBloom::with_fpr(FINAL as usize, TARGET).unwrap();
+    let mut one = BlockedBloom::with_fpr(FINAL, TARGET).unwrap();
     (0..FINAL).for_each(|i| one.insert_hash(mix64(i)));
     let (miss_ns, fp) = ns_per(PROBES, || {
         probes.iter().filter(|&&h| one.contains_hash(h)).count()

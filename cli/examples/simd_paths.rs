@@ -33,7 +33,7 @@ fn measure(n: usize) -> [f64; 6] {
     let absent: Vec<u64> = (n as u64..2 * n as u64).map(mix64).collect();
     let mut best = [f64::MAX; 6];
     for _ in 0..5 {
-        let mut f = BlockedBloom::with_bits_per_key(n, 10.0).unwrap();
+        let mut f = BlockedBloom::with_bits_per_key(n as u64, 10.0).unwrap();
         let t = Instant::now();
         for &h in &inserted {
             f.insert_hash(h);
@@ -51,7 +51,7 @@ fn measure(n: usize) -> [f64; 6] {
         f.contains_hashes(&absent, &mut out).unwrap();
         let batched = ns(t, n);
         black_box(&out);
-        let mut g = BlockedBloom::with_bits_per_key(n, 10.0).unwrap();
+        let mut g = BlockedBloom::with_bits_per_key(n as u64, 10.0).unwrap();
         let t = Instant::now();
         g.insert_hashes(&inserted);
         let bulk = ns(t, n);

@@ -181,8 +181,7 @@ impl BloomChain {
         let bits_per_key = blocked_bits_per_key(fpr).map_err(|e| e.to_string())?;
         let bytes = capacity as f64 * bits_per_key / 8.0 + existing as f64;
         check_filter_bytes(bytes.min(u64::MAX as f64) as u64, max_filter_bytes())?;
-        let items = usize::try_from(capacity).unwrap_or(usize::MAX);
-        BlockedBloom::builder(items)
+        BlockedBloom::builder(capacity)
             .fpr(fpr)
             .seed(seed)
             .build()

@@ -11,8 +11,9 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::simd::{LINE_BITS, Line, mask_for};
-use super::{BlockedBloom, check_k, line_index};
+use super::{BlockedBloom, BlockedBloomBuilder, check_k, line_index};
 use crate::error::{Error, Result};
+use crate::filter::Sizing;
 use crate::hash::Key;
 use crate::model;
 
@@ -87,16 +88,66 @@ pub struct AtomicBlockedBloom {
     seed: u64,
 }
 
+/// Builds an [`AtomicBlockedBloom`] with the setters of [`BlockedBloomBuilder`]; the filter it
+/// builds is the one that builder builds, made shareable.
+///
+/// ```
+/// use linebloom::AtomicBlockedBloom;
+///
+/// let filter = AtomicBlockedBloom::builder(10_000).bits_per_key(12.0).k(8).seed(3).build()?;
+/// assert_eq!((filter.k(), filter.seed()), (8, 3));
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct AtomicBlockedBloomBuilder(BlockedBloomBuilder);
+
+impl AtomicBlockedBloomBuilder {
+    /// Size the filter for this false-positive rate (the default is 1 %).
+    pub fn fpr(self, fpr: f64) -> Self {
+        Self(self.0.fpr(fpr))
+    }
+
+    /// Size the filter at this many bits per expected item.
+    pub fn bits_per_key(self, bits_per_key: f64) -> Self {
+        Self(self.0.bits_per_key(bits_per_key))
+    }
+
+    /// Size the filter as this sizing says.
+    pub fn sizing(self, sizing: Sizing) -> Self {
+        Self(self.0.sizing(sizing))
+    }
+
+    /// Fix the probe count k (1..=16) instead of the model's optimum.
+    pub fn k(self, k: u32) -> Self {
+        Self(self.0.k(k))
+    }
+
+    /// Use this hash seed.
+    pub fn seed(self, seed: u64) -> Self {
+        Self(self.0.seed(seed))
+    }
+
+    /// Builds the empty filter, or says which parameter is out of range.
+    pub fn build(self) -> Result<AtomicBlockedBloom> {
+        self.0.build().map(AtomicBlockedBloom::from)
+    }
+}
+
 impl AtomicBlockedBloom {
+    /// A builder for `items` keys (1 % FPR unless set).
+    pub fn builder(items: u64) -> AtomicBlockedBloomBuilder {
+        AtomicBlockedBloomBuilder(BlockedBloom::builder(items))
+    }
+
     /// An empty filter for `items` keys with a false-positive rate of about `fpr`, as
     /// [`BlockedBloom::with_fpr`].
-    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+    pub fn with_fpr(items: u64, fpr: f64) -> Result<Self> {
         BlockedBloom::with_fpr(items, fpr).map(Self::from)
     }
 
     /// An empty filter for `items` keys at `bits_per_key` bits each, as
     /// [`BlockedBloom::with_bits_per_key`].
-    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+    pub fn with_bits_per_key(items: u64, bits_per_key: f64) -> Result<Self> {
         BlockedBloom::with_bits_per_key(items, bits_per_key).map(Self::from)
     }
 

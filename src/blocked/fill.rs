@@ -66,7 +66,7 @@ impl BlockedBloom {
     /// use linebloom::{BlockedBloom, BuildBuffers};
     ///
     /// let hashes: Vec<u64> = (0..10_000).map(linebloom::hash::mix64).collect();
-    /// let mut filter = BlockedBloom::with_fpr(hashes.len(), 0.01)?;
+    /// let mut filter = BlockedBloom::with_fpr(hashes.len() as u64, 0.01)?;
     /// let mut buffers = BuildBuffers::new();
     /// let mut fill = filter.par_fill(hashes.len(), &mut buffers);
     /// for piece in hashes.chunks(1000) {
@@ -228,9 +228,9 @@ mod tests {
     #[test]
     fn small_filters_take_each_piece_at_once() {
         let hashes: Vec<u64> = (0..5000).map(mix64).collect();
-        let mut want = BlockedBloom::with_fpr(hashes.len(), 0.01).unwrap();
+        let mut want = BlockedBloom::with_fpr(hashes.len() as u64, 0.01).unwrap();
         want.insert_hashes(&hashes);
-        let mut got = BlockedBloom::with_fpr(hashes.len(), 0.01).unwrap();
+        let mut got = BlockedBloom::with_fpr(hashes.len() as u64, 0.01).unwrap();
         let mut buffers = BuildBuffers::new();
         let mut fill = got.par_fill(hashes.len(), &mut buffers);
         assert!(fill.shift.is_none());

@@ -27,7 +27,7 @@ pub(crate) mod simd;
 mod view;
 
 pub use arch::{SimdPath, simd_path};
-pub use atomic::AtomicBlockedBloom;
+pub use atomic::{AtomicBlockedBloom, AtomicBlockedBloomBuilder};
 pub use simd::{LINE_BITS, Line, MAX_K};
 pub use view::{AlignedBytes, BlockedBloomRef};
 
@@ -77,7 +77,7 @@ pub struct BlockedBloom {
 /// ```
 #[derive(Clone, Debug)]
 pub struct BlockedBloomBuilder {
-    items: usize,
+    items: u64,
     size: Sizing,
     hashes: Option<u32>,
     seed: u64,
@@ -89,7 +89,7 @@ impl BlockedBloomBuilder {
 
     /// Builds the empty filter, or says which parameter is out of range.
     pub fn build(self) -> Result<BlockedBloom> {
-        let shape = BlockedBloom::shape_for(self.items as u64, self.size, self.hashes)?;
+        let shape = BlockedBloom::shape_for(self.items, self.size, self.hashes)?;
         BlockedBloom::with_lines(shape.lines as usize, shape.hashes, self.seed)
     }
 }
@@ -126,17 +126,17 @@ impl BlockedBloom {
 impl BlockedBloom {
     /// A filter for `items` keys with a false-positive rate of about `fpr` (by the model; the
     /// measured rate is checked against it in `tests/`).
-    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+    pub fn with_fpr(items: u64, fpr: f64) -> Result<Self> {
         Self::builder(items).fpr(fpr).build()
     }
 
     /// A filter for `items` keys at `bits_per_key` bits each, with the optimal number of probes.
-    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+    pub fn with_bits_per_key(items: u64, bits_per_key: f64) -> Result<Self> {
         Self::builder(items).bits_per_key(bits_per_key).build()
     }
 
     /// A builder for `items` expected keys (1 % FPR unless told otherwise).
-    pub fn builder(items: usize) -> BlockedBloomBuilder {
+    pub fn builder(items: u64) -> BlockedBloomBuilder {
         BlockedBloomBuilder {
             items,
             size: Sizing::Fpr(0.01),

@@ -155,7 +155,7 @@ pub(super) fn chunk_keys(lines: usize) -> usize {
 /// let mut buffers = BuildBuffers::new();
 /// for file in 0..3u64 {
 ///     let hashes: Vec<u64> = (0..1000).map(|i| linebloom::hash::mix64(file << 32 | i)).collect();
-///     let mut filter = BlockedBloom::with_fpr(hashes.len(), 0.01)?;
+///     let mut filter = BlockedBloom::with_fpr(hashes.len() as u64, 0.01)?;
 ///     filter.par_insert_hashes_with(&hashes, &mut buffers);
 ///     assert!(hashes.iter().all(|&h| filter.contains_hash(h)));
 /// }

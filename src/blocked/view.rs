@@ -205,8 +205,7 @@ impl<'a> BlockedBloomRef<'a> {
         contains_keys_in(self.lines, self.hashes, self.seed, keys, out)
     }
 
-    /// An owned copy of the filter; [`Error::Alloc`](crate::Error) where its memory cannot be
-    /// had.
+    /// An owned copy of the filter; an error where its memory cannot be had.
     pub fn to_filter(&self) -> Result<BlockedBloom> {
         let mut lines = super::zeroed_lines(self.lines.len())?;
         lines.copy_from_slice(self.lines);

@@ -20,7 +20,7 @@ use crate::model::{self, CLASSIC_MAX_K};
 /// ```
 #[derive(Clone, Debug)]
 pub struct ClassicBloomBuilder {
-    items: usize,
+    items: u64,
     size: Sizing,
     hashes: Option<u32>,
     seed: u64,
@@ -28,7 +28,7 @@ pub struct ClassicBloomBuilder {
 
 impl ClassicBloomBuilder {
     /// The builder [`ClassicBloom::builder`] returns: 1 % FPR, the optimal k, the default seed.
-    pub(super) fn new(items: usize) -> Self {
+    pub(super) fn new(items: u64) -> Self {
         ClassicBloomBuilder {
             items,
             size: Sizing::Fpr(0.01),
@@ -42,7 +42,7 @@ impl ClassicBloomBuilder {
 
     /// Builds the empty filter, or says which parameter is out of range.
     pub fn build(self) -> Result<ClassicBloom> {
-        let items = self.items as u64;
+        let items = self.items;
         check_items(items)?;
         let bits_per_key = match self.size {
             Sizing::Fpr(p) => model::classic_bits_per_key(p)?,

@@ -161,17 +161,17 @@ pub struct ClassicBloom {
 impl ClassicBloom {
     /// A filter for `items` keys with a false-positive rate of about `fpr`: `−ln p / (ln 2)²`
     /// bits and the optimal number of probes per key.
-    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+    pub fn with_fpr(items: u64, fpr: f64) -> Result<Self> {
         Self::builder(items).fpr(fpr).build()
     }
 
     /// A filter for `items` keys at `bits_per_key` bits each, with the optimal number of probes.
-    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+    pub fn with_bits_per_key(items: u64, bits_per_key: f64) -> Result<Self> {
         Self::builder(items).bits_per_key(bits_per_key).build()
     }
 
     /// A builder for `items` expected keys (1 % FPR unless told otherwise).
-    pub fn builder(items: usize) -> ClassicBloomBuilder {
+    pub fn builder(items: u64) -> ClassicBloomBuilder {
         ClassicBloomBuilder::new(items)
     }
 

@@ -186,7 +186,7 @@ fn current_fpr_matches_the_measured_rate() {
     // test is deterministic), at the sizes `with_fpr` gives, after removes too.
     for fpr in [0.05, 0.01, 0.001] {
         let n = 100_000u64;
-        let mut f = CountingBlockedBloom::with_fpr(n as usize, fpr).unwrap();
+        let mut f = CountingBlockedBloom::with_fpr(n, fpr).unwrap();
         for i in 0..n {
             f.insert_hash(mix64(i));
         }
@@ -446,7 +446,7 @@ fn non_member_removes_lose_inserted_keys() {
     // present (a false positive) is accepted and lowers counters other keys rely on.
     let n = 100_000u64;
     let probes = 1_000_000u64;
-    let mut f = CountingBlockedBloom::with_fpr(n as usize, 0.01).unwrap();
+    let mut f = CountingBlockedBloom::with_fpr(n, 0.01).unwrap();
     for i in 0..n {
         f.insert_hash(mix64(i));
     }

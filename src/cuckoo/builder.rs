@@ -27,7 +27,7 @@ use crate::model;
 /// ```
 #[derive(Clone, Debug)]
 pub struct CuckooFilterBuilder {
-    items: usize,
+    items: u64,
     size: Sizing,
     fingerprint_bits: Option<u32>,
     seed: u64,
@@ -36,7 +36,7 @@ pub struct CuckooFilterBuilder {
 impl CuckooFilterBuilder {
     /// The builder [`CuckooFilter::builder`] returns: 1 % FPR, widths chosen from it, the
     /// default seed.
-    pub(super) fn new(items: usize) -> Self {
+    pub(super) fn new(items: u64) -> Self {
         CuckooFilterBuilder {
             items,
             size: Sizing::Fpr(0.01),
@@ -67,7 +67,7 @@ impl CuckooFilterBuilder {
     /// Builds the empty filter, with enough buckets for the items at 95 % load, or says which
     /// parameter is out of range.
     pub fn build(self) -> Result<CuckooFilter> {
-        check_items(self.items as u64)?;
+        check_items(self.items)?;
         let chosen = match self.size {
             Sizing::Fpr(p) => fingerprint_bits_for_fpr(p),
             Sizing::BitsPerKey(b) => fingerprint_bits_for_bits_per_key(b),
@@ -131,10 +131,10 @@ pub(super) fn fingerprint_bits_for_bits_per_key(bits_per_key: f64) -> Result<u32
 }
 
 /// `ceil(items / (4 * 0.95))` buckets, exactly, after checking that the table would fit.
-pub(super) fn buckets_for(items: usize, fingerprint_bits: u32) -> Result<usize> {
+pub(super) fn buckets_for(items: u64, fingerprint_bits: u32) -> Result<usize> {
     let slot_bits = fingerprint_bits as f64 / TARGET_LOAD;
     units_for(
-        items as u64,
+        items,
         slot_bits,
         u64::from(SLOTS_PER_BUCKET * fingerprint_bits),
     )?;

@@ -218,19 +218,19 @@ impl CuckooFilter {
     /// A filter for `items` keys whose FPR at 95 % load is at most `fpr`: the narrowest
     /// fingerprint (8, 12 or 16 bits) that meets it. An error when `fpr` is not in (0, 1) or is
     /// below what 16-bit fingerprints reach (about 1.16e-4; use a Bloom filter there).
-    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
+    pub fn with_fpr(items: u64, fpr: f64) -> Result<Self> {
         Self::builder(items).fpr(fpr).build()
     }
 
     /// A filter for `items` keys at no more than `bits_per_key` bits per key at 95 % load: the
     /// widest fingerprint `f` in {8, 12, 16} with `f / 0.95 <= bits_per_key`. An error below
     /// 8 / 0.95 ≈ 8.42 bits per key. Budgets above 16.84 still get 16-bit fingerprints.
-    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
+    pub fn with_bits_per_key(items: u64, bits_per_key: f64) -> Result<Self> {
         Self::builder(items).bits_per_key(bits_per_key).build()
     }
 
     /// A builder for `items` expected keys (1 % FPR unless told otherwise).
-    pub fn builder(items: usize) -> CuckooFilterBuilder {
+    pub fn builder(items: u64) -> CuckooFilterBuilder {
         CuckooFilterBuilder::new(items)
     }
 

@@ -63,7 +63,7 @@ impl AnyFilter {
     /// an FPR it is sized as Parquet writers size one ([`SplitBlockBloom::with_ndv_fpp`]).
     pub fn new(
         kind: FilterKind,
-        items: usize,
+        items: u64,
         sizing: Sizing,
         hashes: Option<u32>,
         seed: u64,
@@ -100,11 +100,9 @@ impl AnyFilter {
                 )
             }
             FilterKind::Counting => {
-                let b = CountingBlockedBloom::builder(items).seed(seed);
-                let b = match sizing {
-                    Sizing::Fpr(p) => b.fpr(p),
-                    Sizing::BitsPerKey(bits) => b.bits_per_key(bits),
-                };
+                let b = CountingBlockedBloom::builder(items)
+                    .seed(seed)
+                    .sizing(sizing);
                 AnyFilter::Counting(
                     match hashes {
                         Some(k) => b.k(k),
@@ -132,7 +130,8 @@ impl AnyFilter {
                     }
                 };
                 AnyFilter::Scalable(
-                    ScalableBlockedBloom::builder(items, fpr)
+                    ScalableBlockedBloom::builder(items)
+                        .fpr(fpr)
                         .seed(seed)
                         .build()?,
                 )

@@ -61,7 +61,7 @@ pub use view::SplitBlockBloomRef;
 
 use crate::blocked::{LineBuf, simd_path, zeroed_lines};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items};
-use crate::filter::{Filter, FilterKind};
+use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::Key;
 use crate::model;
 use batch::BlockBytes;
@@ -134,7 +134,49 @@ impl std::fmt::Debug for SplitBlockBloom {
     }
 }
 
+/// Builds a [`SplitBlockBloom`] from an expected item count and a size (a target FPR, sized as
+/// Parquet writers size a bitset, or a number of bits per key). The layout fixes the rest: 8
+/// bits per key, XXH64 with seed 0.
+///
+/// ```
+/// use linebloom::SplitBlockBloom;
+///
+/// let filter = SplitBlockBloom::builder(10_000).bits_per_key(16.0).build()?;
+/// assert_eq!(filter.num_blocks(), 625);
+/// # Ok::<(), linebloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct SplitBlockBloomBuilder {
+    items: u64,
+    size: Sizing,
+}
+
+impl SplitBlockBloomBuilder {
+    crate::filter::sizing_setters!(size);
+
+    /// Builds the empty filter, or says which parameter is out of range.
+    pub fn build(self) -> Result<SplitBlockBloom> {
+        match self.size {
+            Sizing::Fpr(fpr) => SplitBlockBloom::with_fpr(self.items, fpr),
+            Sizing::BitsPerKey(b) => SplitBlockBloom::with_bits_per_key(self.items, b),
+        }
+    }
+}
+
 impl SplitBlockBloom {
+    /// A builder for `items` keys (1 % FPR unless set).
+    pub fn builder(items: u64) -> SplitBlockBloomBuilder {
+        SplitBlockBloomBuilder {
+            items,
+            size: Sizing::Fpr(0.01),
+        }
+    }
+
+    /// Bits set per key: 8, one in each word of the key's block.
+    pub fn k(&self) -> u32 {
+        block::BITS_PER_KEY_SET
+    }
+
     /// A filter sized as Parquet writers size a column chunk's: [`parquet_bitset_bytes`] for
     /// `ndv` distinct values at `fpp` (a power of two from 32 bytes to 128 MiB).
     pub fn with_ndv_fpp(ndv: u64, fpp: f64) -> Result<Self> {
@@ -143,21 +185,21 @@ impl SplitBlockBloom {
 
     /// A filter for `items` keys at false-positive rate `fpr`, sized as Parquet writers size
     /// one ([`with_ndv_fpp`](Self::with_ndv_fpp)); an error for 0 items.
-    pub fn with_fpr(items: usize, fpr: f64) -> Result<Self> {
-        check_items(items as u64)?;
-        Self::with_ndv_fpp(items as u64, fpr)
+    pub fn with_fpr(items: u64, fpr: f64) -> Result<Self> {
+        check_items(items)?;
+        Self::with_ndv_fpp(items, fpr)
     }
 
     /// A filter for `items` keys at `bits_per_key` bits each, in whole blocks (not rounded to a
     /// power of two, which the layout does not need: any Parquet reader reads such a bitset, but
     /// writers of Parquet files use [`with_ndv_fpp`](Self::with_ndv_fpp)).
-    pub fn with_bits_per_key(items: usize, bits_per_key: f64) -> Result<Self> {
-        check_items(items as u64)?;
+    pub fn with_bits_per_key(items: u64, bits_per_key: f64) -> Result<Self> {
+        check_items(items)?;
         check_bits_per_key(bits_per_key)?;
         let blocks = (items as f64 * bits_per_key / f64::from(BLOCK_BITS)).ceil();
         if blocks > MAX_BLOCKS as f64 {
             return Err(Error::TooLarge {
-                items: items as u64,
+                items,
                 bits_per_key,
             });
         }

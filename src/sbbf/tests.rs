@@ -180,7 +180,7 @@ fn measured_fpr_matches_the_model() {
     for bits_per_key in [8.0, 12.0, 16.0] {
         let n = 200_000;
         let mut f = SplitBlockBloom::with_bits_per_key(n, bits_per_key).unwrap();
-        f.insert_hashes(&hashes(n, 11));
+        f.insert_hashes(&hashes(n as usize, 11));
         let probes = hashes(2_000_000, 12);
         let fp = f.count_contained_hashes(&probes) as f64 / probes.len() as f64;
         let model = crate::model::split_block_fpr(f.num_bits() as f64 / n as f64);

@@ -22,7 +22,8 @@ fn grows_without_losing_a_key_and_reports_new_keys() {
 
 #[test]
 fn filters_follow_growth_and_tightening() {
-    let mut f = ScalableBlockedBloom::builder(1_000, 0.02)
+    let mut f = ScalableBlockedBloom::builder(1_000)
+        .fpr(0.02)
         .growth(4.0)
         .tightening(0.5)
         .build()
@@ -93,7 +94,8 @@ fn bad_parameters_are_errors() {
     assert!(ScalableBlockedBloom::with_fpr(10, 1.5).is_err());
     for g in [1.0, 0.5, 100.0, f64::NAN] {
         assert!(
-            ScalableBlockedBloom::builder(10, 0.01)
+            ScalableBlockedBloom::builder(10)
+                .fpr(0.01)
                 .growth(g)
                 .build()
                 .is_err(),
@@ -102,7 +104,8 @@ fn bad_parameters_are_errors() {
     }
     for r in [0.0, 1.0, -0.5, f64::NAN] {
         assert!(
-            ScalableBlockedBloom::builder(10, 0.01)
+            ScalableBlockedBloom::builder(10)
+                .fpr(0.01)
                 .tightening(r)
                 .build()
                 .is_err(),
@@ -123,11 +126,11 @@ proptest! {
     #[test]
     fn no_inserted_key_is_ever_lost(
         keys in proptest::collection::vec(any::<u64>(), 1..2_000),
-        initial in 1usize..50,
+        initial in 1u64..50,
         growth in 1.1f64..8.0,
         tightening in 0.05f64..0.95,
     ) {
-        let mut f = ScalableBlockedBloom::builder(initial, 0.05)
+        let mut f = ScalableBlockedBloom::builder(initial).fpr(0.05)
             .growth(growth)
             .tightening(tightening)
             .build()

@@ -98,7 +98,8 @@ pub fn build(args: BuildArgs) -> Result<(), Failure> {
     };
     // The parameters and the output are checked before any input is read: a mistake in either
     // costs nothing, and a pipe's keys are not consumed for a build that cannot finish.
-    let new = |items: usize| AnyFilter::new(args.filter, items, sizing, args.hashes, args.seed);
+    let new =
+        |items: usize| AnyFilter::new(args.filter, items as u64, sizing, args.hashes, args.seed);
     let sized = match args.items {
         Some(items) => Some(new(items)?),
         None => new(1).map(|_| None)?,

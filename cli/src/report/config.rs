@@ -126,7 +126,7 @@ impl ReportConfig {
     /// An empty blocked filter for `items` keys at the sweep's bits per key and seed (what the
     /// whole-batch builds and the bulk-insert ceiling fill).
     pub fn empty_blocked(&self, items: usize) -> Result<linebloom::BlockedBloom> {
-        linebloom::BlockedBloom::builder(items)
+        linebloom::BlockedBloom::builder(items as u64)
             .bits_per_key(self.bits_per_key)
             .seed(self.seed)
             .build()

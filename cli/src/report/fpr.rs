@@ -118,7 +118,13 @@ pub fn measure_fpr(spec: &FprSpec) -> Result<FprMeasurement> {
         FilterKind::Scalable => spec.initial_items.unwrap_or(spec.items / 1000).max(1),
         _ => spec.items,
     };
-    let mut filter = AnyFilter::new(spec.kind, sized_for, spec.sizing, spec.hashes, spec.seed)?;
+    let mut filter = AnyFilter::new(
+        spec.kind,
+        sized_for as u64,
+        spec.sizing,
+        spec.hashes,
+        spec.seed,
+    )?;
     let target = match spec.sizing {
         Sizing::BitsPerKey(c) => c,
         Sizing::Fpr(_) => f64::NAN,

@@ -23,25 +23,25 @@ pub fn build_subject(
 ) -> Result<Box<dyn Subject>> {
     match contender {
         Contender::Ours(FilterKind::Blocked) => Ok(Box::new(
-            BlockedBloom::builder(items)
+            BlockedBloom::builder(items as u64)
                 .bits_per_key(bits_per_key)
                 .seed(seed)
                 .build()?,
         )),
         Contender::Ours(FilterKind::Classic) => Ok(Box::new(
-            ClassicBloom::builder(items)
+            ClassicBloom::builder(items as u64)
                 .bits_per_key(bits_per_key)
                 .seed(seed)
                 .build()?,
         )),
         Contender::Ours(FilterKind::Cuckoo) => Ok(Box::new(
-            CuckooFilter::builder(items)
+            CuckooFilter::builder(items as u64)
                 .bits_per_key(bits_per_key)
                 .seed(seed)
                 .build()?,
         )),
         Contender::Ours(FilterKind::Counting) => Ok(Box::new(
-            CountingBlockedBloom::builder(items)
+            CountingBlockedBloom::builder(items as u64)
                 .bits_per_key(bits_per_key)
                 .seed(seed)
                 .build()?,
@@ -50,7 +50,8 @@ pub fn build_subject(
         Contender::Ours(FilterKind::Scalable) => {
             let (initial, fpr) = growth_plan(items, bits_per_key);
             Ok(Box::new(
-                ScalableBlockedBloom::builder(initial, fpr)
+                ScalableBlockedBloom::builder(initial as u64)
+                    .fpr(fpr)
                     .seed(seed)
                     .build()?,
             ))
@@ -58,7 +59,7 @@ pub fn build_subject(
         // Whole 32-byte blocks at `bits_per_key` (not Parquet's power of two), as the sbbf-rs
         // peer is sized, so the two differ only in code. The layout has no seed.
         Contender::Ours(FilterKind::SplitBlock) => Ok(Box::new(
-            SplitBlockBloom::with_bits_per_key(items, bits_per_key)?,
+            SplitBlockBloom::with_bits_per_key(items as u64, bits_per_key)?,
         )),
         Contender::Peer(peer) => peers::build(peer, items, bits_per_key, seed),
     }

@@ -803,7 +803,8 @@ pub fn measure(rec: &Recommendation, budget: MeasureBudget, seed: u64) -> Result
     let items = ((bytes as f64 * 8.0 / bits_per_key) as usize).max(1);
     let mut subject: Box<dyn Subject> = match c.filter {
         FilterKind::Scalable => Box::new(
-            ScalableBlockedBloom::builder((items / GROWN_FACTOR as usize).max(1), c.fpr)
+            ScalableBlockedBloom::builder((items as u64 / GROWN_FACTOR).max(1))
+                .fpr(c.fpr)
                 .seed(seed)
                 .build()?,
         ),
@@ -899,13 +900,13 @@ mod tests {
     fn sizes_match_the_constructors() {
         for n in [1u64, 1000, 123_457] {
             for b in [6.0, 10.0, 13.7] {
-                let f = linebloom::BlockedBloom::with_bits_per_key(n as usize, b).unwrap();
+                let f = linebloom::BlockedBloom::with_bits_per_key(n, b).unwrap();
                 assert_eq!(blocked_bytes(n, b), f.size_bytes() as u64);
-                let f = linebloom::ClassicBloom::with_bits_per_key(n as usize, b).unwrap();
+                let f = linebloom::ClassicBloom::with_bits_per_key(n, b).unwrap();
                 assert_eq!(classic_bytes(n, b), f.size_bytes() as u64);
             }
             for f in CUCKOO_WIDTHS {
-                let c = linebloom::CuckooFilter::builder(n as usize)
+                let c = linebloom::CuckooFilter::builder(n)
                     .fingerprint_bits(f)
                     .build()
                     .unwrap();
@@ -920,7 +921,7 @@ mod tests {
         for (n, p) in [(100u64, 0.01), (37, 0.001), (1, 0.05)] {
             let c = scalable_candidate(n, p).unwrap();
             let g = c.grown.clone().unwrap();
-            let mut s = linebloom::ScalableBlockedBloom::with_fpr(n as usize, p).unwrap();
+            let mut s = linebloom::ScalableBlockedBloom::with_fpr(n, p).unwrap();
             assert_eq!(s.size_bytes() as u64, c.bytes, "n={n} p={p}");
             let mut i = 0u64;
             while s.capacity() < g.items {
@@ -936,7 +937,7 @@ mod tests {
     fn counting_sizes_match_the_constructor() {
         for n in [1u64, 1000, 123_457] {
             for b in [16.0, 40.0, 57.3] {
-                let f = linebloom::CountingBlockedBloom::with_bits_per_key(n as usize, b).unwrap();
+                let f = linebloom::CountingBlockedBloom::with_bits_per_key(n, b).unwrap();
                 let c = counting_candidate(n, b);
                 assert_eq!(c.bytes, f.size_bytes() as u64);
                 assert_eq!(c.hashes, f.k());
