@@ -1,7 +1,7 @@
 //! Where the parallel bulk insert's time goes, against what the memory system gives threads.
 //!
 //! ```sh
-//! cargo run --release --example bulk_scaling -- [THREADS] [MILLION_KEYS]
+//! cargo run --release --features internals --example bulk_scaling -- [THREADS] [MILLION_KEYS]
 //! ```
 //!
 //! (defaults: 2 threads, 100 M keys at 10 bits per key, a 119 MiB filter.) The keys go in
@@ -31,7 +31,7 @@
 //! after the first chunk (which pays the page faults).
 //!
 //! ```sh
-//! cargo run --release --example bulk_scaling -- [THREADS] [MILLION_KEYS] whole
+//! cargo run --release --features internals --example bulk_scaling -- [THREADS] [MILLION_KEYS] whole
 //! ```
 //!
 //! times building the filter from all its keys in one call instead, five times each way in

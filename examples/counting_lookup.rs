@@ -71,7 +71,7 @@ fn main() -> linebloom::Result<()> {
         mib(blocked.size_bytes()),
         mib(counting.size_bytes()),
         counting.size_bytes() as f64 * 8.0 / n as f64,
-        counting.hashes(),
+        counting.k(),
         mib(counting_small.size_bytes()),
         mib(cuckoo.size_bytes()),
     );
@@ -100,7 +100,7 @@ fn main() -> linebloom::Result<()> {
                     "counting 1 %, 1 load",
                     best(|| {
                         keys.iter()
-                            .map(|&h| u64::from(lines[reduce(h, lines.len())].0[0]))
+                            .map(|&h| u64::from(lines[reduce(h, lines.len())].words()[0]))
                             .fold(0, |a, w| a ^ w)
                     }),
                 ),

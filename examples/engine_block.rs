@@ -35,7 +35,7 @@ fn engine_block(filter: &BlockedBloom) -> Vec<u8> {
     let mut block = Vec::with_capacity(HEAD + filter.size_bytes() + 8);
     block.extend_from_slice(MAGIC);
     block.push(HASH_SCHEME);
-    block.push(filter.hashes() as u8);
+    block.push(filter.k() as u8);
     block.extend_from_slice(&[0; 6]);
     block.extend_from_slice(&filter.seed().to_le_bytes());
     block.extend_from_slice(&(filter.num_lines() as u64).to_le_bytes());
@@ -92,7 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(xxh3_64(body), u64::from_le_bytes(sum.try_into()?));
     let view = open_engine_block(body)?;
     assert!(keys.iter().all(|&h| view.contains_hash(h)));
-    assert_eq!(view.to_owned(), filter);
+    assert_eq!(view.to_filter()?, filter);
 
     let own = AlignedBytes::from_slice(&filter.to_bytes())?;
     let verified = fastest(|| {

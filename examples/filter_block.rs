@@ -98,7 +98,7 @@ fn read_and_query(path: &Path, records: usize) -> Result<(), Box<dyn std::error:
     println!(
         "filter: {} lines, {} probes per key, {:.2} % of bits set, ~{:.0} keys, FPR now {:.3} %",
         filter.num_lines(),
-        filter.hashes(),
+        filter.k(),
         filter.fill_ratio() * 100.0,
         filter.estimated_items(),
         filter.current_fpr() * 100.0

@@ -1,7 +1,7 @@
 //! Where a batched lookup's time goes past the cache, next to the report's hashed-ring limit.
 //!
 //! ```sh
-//! cargo run --release --example limit_gap -- [MILLION_KEYS]
+//! cargo run --release --features internals --example limit_gap -- [MILLION_KEYS]
 //! ```
 //!
 //! Builds a blocked filter of 10 bits per key (default 100 M keys: 119 MiB, on huge pages) and
@@ -26,8 +26,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use linebloom::blocked::Line;
-use linebloom::blocked::simd::mask_for;
 use linebloom::hash::{mix64, reduce};
+use linebloom::internals::{line_test, mask_for};
 use linebloom::{BlockedBloom, SplitBlockBloom};
 
 const RING: usize = 256;
@@ -91,7 +91,7 @@ fn main() {
     let mut split = SplitBlockBloom::with_bits_per_key(n as usize, 10.0).unwrap();
     split.par_insert_hashes(&keys);
     drop(keys);
-    let k = filter.hashes();
+    let k = filter.k();
     let lines = filter.lines();
     // Keys past the inserted ones (never inserted), with room for the ring's lookahead.
     let raw: Vec<u64> = (0..(PROBES + RING) as u64).map(|i| n + i).collect();
@@ -115,7 +115,7 @@ fn main() {
                     PROBES,
                     |i| mix64(n + i as u64),
                     |line, _| {
-                        sum = sum.wrapping_add(u64::from(line.0[0]));
+                        sum = sum.wrapping_add(u64::from(line.words()[0]));
                     },
                 );
                 sum
@@ -132,7 +132,7 @@ fn main() {
                     PROBES,
                     |i| mix64(n + i as u64),
                     |line, _| {
-                        sum = sum.wrapping_add(u64::from(line.0[0]) ^ input[at]);
+                        sum = sum.wrapping_add(u64::from(line.words()[0]) ^ input[at]);
                         at += 1;
                     },
                 );
@@ -149,7 +149,7 @@ fn main() {
                     PROBES,
                     |i| mix64(input[i]),
                     |line, h| {
-                        found += u64::from(line.test(mask_for(h, k)));
+                        found += u64::from(line_test(line, mask_for(h, k)));
                     },
                 );
                 found

@@ -3,7 +3,7 @@
 //! (Parquet / sbbf-rs style, 256-bit blocks) loops for comparison.
 //!
 //! ```sh
-//! cargo run --release --example lookup_kernels
+//! cargo run --release --features internals --example lookup_kernels
 //! ```
 //!
 //! Needs x86-64 with AVX-512 (this repository builds with `-C target-cpu=native`). Each loop
@@ -59,7 +59,7 @@
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 mod kernels {
     use linebloom::BlockedBloom;
-    use linebloom::blocked::simd::SALTS;
+    use linebloom::internals::SALTS;
     use std::arch::asm;
     use std::time::Instant;
 
@@ -628,7 +628,7 @@ mod kernels {
         for items in [10_000usize, 250_000, 1_000_000] {
             let mut filter = BlockedBloom::builder(items)
                 .bits_per_key(10.0)
-                .hashes(6)
+                .k(6)
                 .seed(0)
                 .build()
                 .expect("a valid filter size");
@@ -647,7 +647,7 @@ mod kernels {
             // The same filter size with k = 8, whose lookups skip the enable pattern.
             let mut eight = BlockedBloom::builder(items)
                 .bits_per_key(10.0)
-                .hashes(8)
+                .k(8)
                 .seed(0)
                 .build()
                 .expect("a valid filter size");

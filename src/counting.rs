@@ -51,7 +51,7 @@ use crate::hash::{DEFAULT_SEED, Key};
 /// Counters in one line.
 pub const LINE_COUNTERS: u32 = 128;
 /// The largest number of counters per key (one in each 64-bit word of the line).
-pub const MAX_COUNTING_HASHES: u32 = 8;
+pub const MAX_COUNTING_K: u32 = 8;
 /// The largest value a counter holds; a counter there is saturated and stays there.
 pub const COUNTER_MAX: u8 = 15;
 
@@ -59,7 +59,7 @@ pub const COUNTER_MAX: u8 = 15;
 const NIBBLE_LOW: u64 = 0x1111_1111_1111_1111;
 
 /// The false-positive rate of a [`CountingBlockedBloom`] with `counters_per_key` counters per
-/// key (4 bits each) and `hashes` counters per key set: the chance that all of a never-inserted
+/// key (4 bits each) and `k` counters per key set: the chance that all of a never-inserted
 /// key's counters are non-zero. Keys per line are Poisson; each key that shares the line puts
 /// one counter in each of its k words (a rotation of the query's), uniformly among 16.
 ///
@@ -69,8 +69,8 @@ const NIBBLE_LOW: u64 = 0x1111_1111_1111_1111;
 /// let p = counting_fpr(10.0, 6);
 /// assert!(p > 0.01 && p < 0.02);
 /// ```
-pub fn counting_fpr(counters_per_key: f64, hashes: u32) -> f64 {
-    let k = hashes.clamp(1, MAX_COUNTING_HASHES) as usize;
+pub fn counting_fpr(counters_per_key: f64, k: u32) -> f64 {
+    let k = k.clamp(1, MAX_COUNTING_K) as usize;
     let lambda = f64::from(LINE_COUNTERS) / counters_per_key;
     // Inclusion-exclusion over the query's counters (in words 0..k by symmetry): the chance
     // that a set S of them is all zero is exp(-lambda * (1 - g(S))), g(S) the chance that one
@@ -100,8 +100,8 @@ pub fn counting_fpr(counters_per_key: f64, hashes: u32) -> f64 {
 }
 
 /// The k in `1..=8` that minimises [`counting_fpr`] at `counters_per_key`.
-pub fn counting_optimal_hashes(counters_per_key: f64) -> u32 {
-    (1..=MAX_COUNTING_HASHES)
+pub fn counting_optimal_k(counters_per_key: f64) -> u32 {
+    (1..=MAX_COUNTING_K)
         .min_by(|&a, &b| {
             counting_fpr(counters_per_key, a).total_cmp(&counting_fpr(counters_per_key, b))
         })
@@ -111,7 +111,7 @@ pub fn counting_optimal_hashes(counters_per_key: f64) -> u32 {
 /// The fewest bits per key (4 per counter) at which the model, with its best k, reaches `fpr`.
 pub fn counting_bits_per_key(fpr: f64) -> Result<f64> {
     check_fpr(fpr)?;
-    let best = |c: f64| counting_fpr(c, counting_optimal_hashes(c));
+    let best = |c: f64| counting_fpr(c, counting_optimal_k(c));
     let (mut lo, mut hi) = (0.5f64, 256.0f64);
     if best(hi) > fpr {
         return Err(Error::InvalidParameter {
@@ -141,7 +141,7 @@ fn offsets(hash: u64) -> u64x8 {
 #[inline(always)]
 fn enable_row(hash: u64, hashes: u32) -> &'static [u64; 8] {
     let r = ((hash >> 32) & 7) as usize;
-    &ENABLE[hashes.clamp(1, MAX_COUNTING_HASHES) as usize][r]
+    &ENABLE[hashes.clamp(1, MAX_COUNTING_K) as usize][r]
 }
 
 /// The counters one key touches, as nibble increments: 1 in the low bit of each of its
@@ -260,8 +260,8 @@ pub struct CountingBlockedBloom {
 /// ```
 /// use linebloom::CountingBlockedBloom;
 ///
-/// let filter = CountingBlockedBloom::builder(10_000).bits_per_key(48.0).hashes(7).seed(1).build()?;
-/// assert_eq!(filter.hashes(), 7);
+/// let filter = CountingBlockedBloom::builder(10_000).bits_per_key(48.0).k(7).seed(1).build()?;
+/// assert_eq!(filter.k(), 7);
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -302,7 +302,7 @@ impl CountingBlockedBloomBuilder {
         };
         let hashes = self
             .hashes
-            .unwrap_or_else(|| counting_optimal_hashes(bits_per_key / 4.0));
+            .unwrap_or_else(|| counting_optimal_k(bits_per_key / 4.0));
         let lines = units_for(self.items as u64, bits_per_key, 512)?;
         CountingBlockedBloom::with_lines(lines, hashes, self.seed)
     }
@@ -331,19 +331,19 @@ impl CountingBlockedBloom {
         }
     }
 
-    /// A filter of exactly `lines` lines (128 counters each) and `hashes` counters per key.
-    pub fn with_lines(lines: usize, hashes: u32, seed: u64) -> Result<Self> {
-        check_hashes(hashes)?;
+    /// A filter of exactly `lines` lines (128 counters each) and `k` counters per key.
+    pub fn with_lines(lines: usize, k: u32, seed: u64) -> Result<Self> {
+        check_k(k)?;
         Ok(CountingBlockedBloom {
             lines: crate::blocked::zeroed_lines(lines)?,
-            hashes,
+            hashes: k,
             seed,
         })
     }
 
     /// Rebuilds a filter from its lines (the format's reader).
     pub(crate) fn from_parts(lines: LineBuf, hashes: u32, seed: u64) -> Result<Self> {
-        check_hashes(hashes)?;
+        check_k(hashes)?;
         if lines.is_empty() {
             return Err(Error::Corrupt("a counting filter with no lines".into()));
         }
@@ -499,6 +499,8 @@ impl CountingBlockedBloom {
         Ok(())
     }
 
+    crate::filter::keyed_batch!(unit);
+
     /// Inserts many pre-hashed keys, with each line prefetched a few keys ahead.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         for (i, &h) in hashes.iter().enumerate() {
@@ -528,7 +530,7 @@ impl CountingBlockedBloom {
     }
 
     /// Counters per key set.
-    pub fn hashes(&self) -> u32 {
+    pub fn k(&self) -> u32 {
         self.hashes
     }
 
@@ -553,10 +555,10 @@ impl CountingBlockedBloom {
         self.lines.len() * 64
     }
 
-    /// The value of counter `j` (0..128) of line `line`.
-    pub fn counter(&self, line: usize, j: usize) -> u8 {
-        let words: [u64; 8] = bytemuck::cast(self.lines[line]);
-        ((words[j / 16] >> (4 * (j % 16))) & 0xf) as u8
+    /// The value of counter `j` (0..128) of line `line`; `None` where either is out of range.
+    pub fn counter(&self, line: usize, j: usize) -> Option<u8> {
+        let words: [u64; 8] = bytemuck::cast(*self.lines.get(line)?);
+        (j < 128).then(|| ((words[j / 16] >> (4 * (j % 16))) & 0xf) as u8)
     }
 
     /// The FPR the model expects once `items` keys are in the filter.
@@ -593,7 +595,7 @@ impl CountingBlockedBloom {
     /// all lines and the 8 rotations. (The fill ratio to the power k would ignore that keys
     /// crowd some lines more than others, and read low.)
     pub fn current_fpr(&self) -> f64 {
-        let k = self.hashes.clamp(1, MAX_COUNTING_HASHES) as usize;
+        let k = self.hashes.clamp(1, MAX_COUNTING_K) as usize;
         let mut sum = 0.0;
         for line in self.lines.iter() {
             let words: [u64; 8] = bytemuck::cast(*line);
@@ -650,8 +652,8 @@ impl Filter for CountingBlockedBloom {
     fn size_bytes(&self) -> usize {
         CountingBlockedBloom::size_bytes(self)
     }
-    fn hashes(&self) -> u32 {
-        CountingBlockedBloom::hashes(self)
+    fn k(&self) -> Option<u32> {
+        Some(CountingBlockedBloom::k(self))
     }
     fn seed(&self) -> u64 {
         CountingBlockedBloom::seed(self)
@@ -694,12 +696,12 @@ impl std::error::Error for RemoveRefused {}
 /// Keys between a line's prefetch and its use in the batched forms.
 const AHEAD: usize = 16;
 
-fn check_hashes(hashes: u32) -> Result<()> {
-    if !(1..=MAX_COUNTING_HASHES).contains(&hashes) {
-        return Err(Error::InvalidHashes {
-            hashes,
+fn check_k(k: u32) -> Result<()> {
+    if !(1..=MAX_COUNTING_K).contains(&k) {
+        return Err(Error::InvalidK {
+            k,
             min: 1,
-            max: MAX_COUNTING_HASHES,
+            max: MAX_COUNTING_K,
         });
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! bytes, a full cuckoo table) becomes one of these values; the library never panics on user input.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// Everything that can go wrong when building, filling, or reading a filter.
 ///
@@ -28,10 +29,10 @@ pub enum Error {
     InvalidFpr(f64),
     /// A bits-per-key value that is NaN, infinite, below 1 or above the supported maximum.
     InvalidBitsPerKey(f64),
-    /// A number of hash functions (probes) outside what the filter supports.
-    InvalidHashes {
+    /// A probe count k (bits set per key) outside what the filter supports.
+    InvalidK {
         /// The number asked for.
-        hashes: u32,
+        k: u32,
         /// The fewest the filter supports.
         min: u32,
         /// The most the filter supports.
@@ -59,8 +60,9 @@ pub enum Error {
     Incompatible(String),
     /// Serialized bytes that are not a valid filter: what is wrong with them.
     Corrupt(String),
-    /// An I/O error, with its message (kept as text so the error stays `Clone + PartialEq`).
-    Io(String),
+    /// An I/O error: what was being done, and the operating system's error as
+    /// [`source()`](std::error::Error::source).
+    Io(IoError),
     #[cfg(feature = "redis")]
     /// A server holding a shared filter cannot be reached, or went away during a request
     /// (nothing is known about that request's keys: retry it; inserts are idempotent).
@@ -127,11 +129,8 @@ impl fmt::Display for Error {
                 "bits per key must be a finite number in [1, {MAX_BITS_PER_KEY}] (got {})",
                 Readable(*b)
             ),
-            Error::InvalidHashes { hashes, min, max } => {
-                write!(
-                    f,
-                    "number of hashes must be in [{min}, {max}] (got {hashes})"
-                )
+            Error::InvalidK { k, min, max } => {
+                write!(f, "the probe count k must be in [{min}, {max}] (got {k})")
             }
             Error::TooLarge {
                 items,
@@ -154,7 +153,7 @@ impl fmt::Display for Error {
             ),
             Error::Incompatible(why) => write!(f, "filters are incompatible: {why}"),
             Error::Corrupt(why) => write!(f, "corrupt filter bytes: {why}"),
-            Error::Io(why) => write!(f, "I/O error: {why}"),
+            Error::Io(e) => write!(f, "I/O error: {e}"),
             #[cfg(feature = "redis")]
             Error::Unavailable(why) => write!(f, "server unavailable: {why}"),
             #[cfg(feature = "redis")]
@@ -169,11 +168,85 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(&*e.error),
+            _ => None,
+        }
+    }
+}
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::Io(e.to_string())
+        Error::Io(IoError::new("", e))
+    }
+}
+
+impl Error {
+    /// An [`Error::Io`] for `error` met while doing `context` (say, "cannot write out.lbf").
+    pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
+        Error::Io(IoError::new(context, error))
+    }
+}
+
+/// The I/O error inside [`Error::Io`]: what was being done, and the error itself, shared so
+/// that [`Error`] stays `Clone`. Two are equal when their contexts, kinds and messages are.
+///
+/// ```
+/// use std::error::Error as _;
+///
+/// let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+/// let err = linebloom::Error::io("cannot open f.lbf", missing);
+/// assert_eq!(err.to_string(), "I/O error: cannot open f.lbf: entity not found");
+/// let source = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+/// assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+/// ```
+#[derive(Debug, Clone)]
+pub struct IoError {
+    context: String,
+    error: Arc<std::io::Error>,
+}
+
+impl IoError {
+    fn new(context: impl Into<String>, error: std::io::Error) -> Self {
+        IoError {
+            context: context.into(),
+            error: Arc::new(error),
+        }
+    }
+
+    /// What was being done ("" where nothing more is known).
+    pub fn context(&self) -> &str {
+        &self.context
+    }
+
+    /// The error itself.
+    pub fn error(&self) -> &std::io::Error {
+        &self.error
+    }
+
+    /// Its kind.
+    pub fn kind(&self) -> std::io::ErrorKind {
+        self.error.kind()
+    }
+}
+
+impl PartialEq for IoError {
+    fn eq(&self, other: &Self) -> bool {
+        self.context == other.context
+            && self.error.kind() == other.error.kind()
+            && self.error.to_string() == other.error.to_string()
+    }
+}
+
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.context.is_empty() {
+            write!(f, "{}", self.error)
+        } else {
+            write!(f, "{}: {}", self.context, self.error)
+        }
     }
 }
 

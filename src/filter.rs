@@ -108,8 +108,9 @@ pub trait Filter: Send + Sync {
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()>;
     /// Bytes of filter data.
     fn size_bytes(&self) -> usize;
-    /// Probes per key (Bloom filters) or fingerprint bits (cuckoo filter).
-    fn hashes(&self) -> u32;
+    /// The probe count k, bits set per key (Bloom filters); `None` for the cuckoo filter, which
+    /// stores a fingerprint per key instead (`CuckooFilter::fingerprint_bits`).
+    fn k(&self) -> Option<u32>;
     /// The hash seed (0 for the split-block filter, whose hash is XXH64 with seed 0).
     fn seed(&self) -> u64;
     /// The FPR the model expects once `items` distinct keys are in the filter.
@@ -133,8 +134,8 @@ impl Filter for crate::BlockedBloom {
     fn size_bytes(&self) -> usize {
         crate::BlockedBloom::size_bytes(self)
     }
-    fn hashes(&self) -> u32 {
-        crate::BlockedBloom::hashes(self)
+    fn k(&self) -> Option<u32> {
+        Some(crate::BlockedBloom::k(self))
     }
     fn seed(&self) -> u64 {
         crate::BlockedBloom::seed(self)
@@ -198,15 +199,21 @@ macro_rules! sizing_setters {
 }
 pub(crate) use sizing_setters;
 
-/// The `hashes` (probes per key, within `$range`, into the builder's `hashes: Option<u32>`) and
+/// The `k` (probes per key, within `$range`, into the builder's `hashes: Option<u32>`) and
 /// `seed` (into `seed: u64`) setters of the Bloom-filter builders.
 macro_rules! probe_setters {
     ($range:literal) => {
-        /// Fix the number of probes per key instead of the model's optimum, within
+        /// Fix the probe count k (bits set per key) instead of the model's optimum, within
         #[doc = $range]
-        pub fn hashes(mut self, hashes: u32) -> Self {
-            self.hashes = Some(hashes);
+        pub fn k(mut self, k: u32) -> Self {
+            self.hashes = Some(k);
             self
+        }
+
+        /// The former name of [`k`](Self::k).
+        #[deprecated(note = "use `k`")]
+        pub fn hashes(self, k: u32) -> Self {
+            self.k(k)
         }
 
         /// Use this hash seed (default [`DEFAULT_SEED`](crate::hash::DEFAULT_SEED)); clients
@@ -218,3 +225,90 @@ macro_rules! probe_setters {
     };
 }
 pub(crate) use probe_setters;
+
+/// `contains_keys` and `insert_keys` for a filter whose `contains_hashes` and `insert_hashes`
+/// exist and whose keys hash with `self.seed`: the keys hashed 4096 at a time on the stack, each
+/// round handed to the batched method, in order. `insert_keys` returns what `insert_hashes`
+/// does: nothing (`unit`, or `shared` for `&self` inserts), the number of new keys (`count`), or
+/// the first error, with every key before the refused one inserted (`result`).
+macro_rules! keyed_batch {
+    (@contains) => {
+        /// Looks up many keys at once: `out[i] = contains(&keys[i])`, hashed 4096 at a time
+        /// and looked up with `contains_hashes`. An error (nothing written) when the two
+        /// slices differ in length.
+        pub fn contains_keys<K: $crate::hash::Key>(
+            &self,
+            keys: &[K],
+            out: &mut [bool],
+        ) -> $crate::error::Result<()> {
+            $crate::error::check_same_len(keys.len(), out.len())?;
+            let seed = self.seed;
+            $crate::hash::in_hashed_rounds(
+                keys,
+                |k| k.hash_with_seed(seed),
+                |first, hashes| self.contains_hashes(hashes, &mut out[first..first + hashes.len()]),
+            )
+        }
+    };
+    (unit) => {
+        $crate::filter::keyed_batch!(@contains);
+
+        /// Inserts many keys: `insert` of each, hashed 4096 at a time and inserted with
+        /// `insert_hashes`.
+        pub fn insert_keys<K: $crate::hash::Key>(&mut self, keys: &[K]) {
+            let seed = self.seed;
+            $crate::hash::each_hashed_round(
+                keys,
+                |k| k.hash_with_seed(seed),
+                |h| self.insert_hashes(h),
+            );
+        }
+    };
+    (shared) => {
+        $crate::filter::keyed_batch!(@contains);
+
+        /// Inserts many keys: `insert` of each, hashed 4096 at a time and inserted with
+        /// `insert_hashes`; callable from many threads at once.
+        pub fn insert_keys<K: $crate::hash::Key>(&self, keys: &[K]) {
+            let seed = self.seed;
+            $crate::hash::each_hashed_round(
+                keys,
+                |k| k.hash_with_seed(seed),
+                |h| self.insert_hashes(h),
+            );
+        }
+    };
+    (count) => {
+        $crate::filter::keyed_batch!(@contains);
+
+        /// Inserts many keys: `insert` of each, hashed 4096 at a time and inserted with
+        /// `insert_hashes`, in order; returns how many were new.
+        pub fn insert_keys<K: $crate::hash::Key>(&mut self, keys: &[K]) -> usize {
+            let seed = self.seed;
+            let mut new = 0;
+            $crate::hash::each_hashed_round(
+                keys,
+                |k| k.hash_with_seed(seed),
+                |h| new += self.insert_hashes(h),
+            );
+            new
+        }
+    };
+    (result) => {
+        $crate::filter::keyed_batch!(@contains);
+
+        /// Inserts many keys: `insert` of each, hashed 4096 at a time and inserted with
+        /// `insert_hashes`, in order. Stops at the first key the filter refuses, with
+        /// [`Error::Full`](crate::Error::Full): every key before it is in, it and those after
+        /// it are not, and nothing inserted earlier is lost.
+        pub fn insert_keys<K: $crate::hash::Key>(&mut self, keys: &[K]) -> $crate::error::Result<()> {
+            let seed = self.seed;
+            $crate::hash::in_hashed_rounds(
+                keys,
+                |k| k.hash_with_seed(seed),
+                |_, h| self.insert_hashes(h),
+            )
+        }
+    };
+}
+pub(crate) use keyed_batch;

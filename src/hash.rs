@@ -280,17 +280,8 @@ float_key!(f32, f64);
 /// (see `crate::classic` for what it does under [`reduce`]: next to nothing). Yields
 /// `h1 + i*h2 + (i^3 - i)/6` for i = 0, 1, ...
 /// with `h1` the hash and `h2` its two 32-bit halves swapped ([`DoubleHash::second`]).
-///
-/// ```
-/// use linebloom::hash::DoubleHash;
-///
-/// let probes: Vec<u64> = DoubleHash::new(0x1234).take(3).collect();
-/// let h2 = DoubleHash::second(0x1234);
-/// assert_eq!(probes[0], 0x1234);
-/// assert_eq!(probes[1], 0x1234u64.wrapping_add(h2));
-/// ```
 #[derive(Debug, Clone, Copy)]
-pub struct DoubleHash {
+pub(crate) struct DoubleHash {
     h1: u64,
     h2: u64,
     i: u64,

@@ -2,11 +2,13 @@
 //! buffers allocated as the filters allocate theirs, the batched lookup's prefetch distances and
 //! hints, the partitioned insert's thresholds, and the argument checks the constructors use.
 //!
-//! Not a stable API: hidden from the documentation, and free to change with the engine.
+//! Not a stable API: compiled only with the `internals` feature, hidden from the documentation,
+//! and free to change with the engine.
 
 use crate::error::Result;
 
 pub use crate::blocked::pages::LineBuf;
+pub use crate::blocked::simd::{Mask, SALTS, lookup_mask_for, mask_for};
 pub use crate::prefetch::{Level, NEAR, hint_step, prefetch_ahead, prefetch_to};
 
 /// How many keys ahead the batched paths prefetch a key's line.
@@ -52,4 +54,14 @@ pub fn check_bits_per_key(bits_per_key: f64) -> Result<()> {
 /// Units of `unit_bits` bits that give `items` keys `bits_per_key` bits each.
 pub fn units_for(items: u64, bits_per_key: f64, unit_bits: u64) -> Result<usize> {
     crate::error::units_for(items, bits_per_key, unit_bits)
+}
+
+/// Whether `line` holds every bit of `mask` (the lookup's test of one line).
+pub fn line_test(line: &crate::blocked::Line, mask: Mask) -> bool {
+    line.test(mask)
+}
+
+/// Mutable access to a line's words, for measuring code that fills lines with its own data.
+pub fn line_words_mut(line: &mut crate::blocked::Line) -> &mut [u32; 16] {
+    &mut line.0
 }

@@ -100,6 +100,7 @@ pub mod redis;
 pub mod sbbf;
 pub mod scalable;
 
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals;
 
@@ -110,7 +111,7 @@ pub use blocked::{
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
 pub use counting::{CountingBlockedBloom, CountingBlockedBloomBuilder};
 pub use cuckoo::{CuckooFilter, CuckooFilterBuilder};
-pub use error::{Error, Result};
+pub use error::{Error, IoError, Result};
 pub use filter::{Filter, FilterKind};
 pub use format::AnyFilter;
 pub use hash::Key;

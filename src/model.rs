@@ -4,28 +4,26 @@
 //! number of probes, the optimal number of probes, and the bits/key needed for a target FPR. It
 //! does not build filters; the constructors call it, and the tests compare measured FPR with it.
 
-use crate::blocked::simd::{LINE_BITS, MAX_HASHES};
+use crate::blocked::simd::{LINE_BITS, MAX_K};
 use crate::error::{Result, check_bits_per_key, check_fpr};
 
 /// The most probes the classic filter accepts (far past any optimum: k = c ln 2 is 22 at 32
 /// bits/key).
-pub const CLASSIC_MAX_HASHES: u32 = 64;
+pub const CLASSIC_MAX_K: u32 = 64;
 
-/// FPR of a classic Bloom filter with `bits_per_key` bits per key and `hashes` independent
+/// FPR of a classic Bloom filter with `bits_per_key` bits per key and `k` independent
 /// probes anywhere in the array: `(1 - e^{-k/c})^k` (Bloom 1970; the standard large-m limit).
-pub fn classic_fpr(bits_per_key: f64, hashes: u32) -> f64 {
-    let k = hashes as f64;
+pub fn classic_fpr(bits_per_key: f64, k: u32) -> f64 {
+    let k = k as f64;
     (1.0 - (-k / bits_per_key).exp()).powf(k)
 }
 
 /// The k that minimises [`classic_fpr`] at `bits_per_key`: `c ln 2`, rounded to the better of
 /// its floor and ceiling, at least 1.
-pub fn classic_optimal_hashes(bits_per_key: f64) -> u32 {
-    best_integer_near(
-        bits_per_key * std::f64::consts::LN_2,
-        CLASSIC_MAX_HASHES,
-        |k| classic_fpr(bits_per_key, k),
-    )
+pub fn classic_optimal_k(bits_per_key: f64) -> u32 {
+    best_integer_near(bits_per_key * std::f64::consts::LN_2, CLASSIC_MAX_K, |k| {
+        classic_fpr(bits_per_key, k)
+    })
 }
 
 /// Bits per key a classic filter with optimal k needs for `fpr`: `-ln p / (ln 2)^2`.
@@ -41,7 +39,7 @@ fn best_integer_near(x: f64, max: u32, fpr: impl Fn(u32) -> f64) -> u32 {
     if fpr(hi) < fpr(lo) { hi } else { lo }
 }
 
-/// FPR of the blocked filter (`crate::blocked`) with `bits_per_key` bits per key and `hashes`
+/// FPR of the blocked filter (`crate::blocked`) with `bits_per_key` bits per key and `k`
 /// probes per key, for its exact bit-placement scheme ("rotated one-per-word", see
 /// `blocked::simd`).
 ///
@@ -57,8 +55,8 @@ fn best_integer_near(x: f64, max: u32, fpr: impl Fn(u32) -> f64) -> u32 {
 ///
 /// Inclusion-exclusion cancels large terms, so the result is trustworthy down to about 1e-13;
 /// [`BLOCKED_MIN_FPR`] keeps sizing well above that.
-pub fn blocked_fpr(bits_per_key: f64, hashes: u32) -> f64 {
-    let k = hashes.clamp(1, MAX_HASHES) as usize;
+pub fn blocked_fpr(bits_per_key: f64, k: u32) -> f64 {
+    let k = k.clamp(1, MAX_K) as usize;
     let lambda = LINE_BITS as f64 / bits_per_key;
     // The query's rotation is 0 by symmetry: word w holds probes w and w + 8.
     let mut query = [0usize; 8];
@@ -132,16 +130,16 @@ fn binomial(n: usize, k: usize) -> f64 {
 }
 
 /// The k in `1..=16` that minimises [`blocked_fpr`] at `bits_per_key`.
-pub fn blocked_optimal_hashes(bits_per_key: f64) -> u32 {
+pub fn blocked_optimal_k(bits_per_key: f64) -> u32 {
     // The FPR is unimodal in k and its minimum lies a little below the classic optimum c ln 2:
     // start there and walk downhill.
-    let start = ((bits_per_key * 0.6).round() as u32).clamp(1, MAX_HASHES);
+    let start = ((bits_per_key * 0.6).round() as u32).clamp(1, MAX_K);
     let fpr = |k: u32| blocked_fpr(bits_per_key, k);
     let mut best = start;
     let mut best_fpr = fpr(start);
     for step in [1i32, -1] {
         let mut k = best as i32 + step;
-        while (1..=MAX_HASHES as i32).contains(&k) {
+        while (1..=MAX_K as i32).contains(&k) {
             let f = fpr(k as u32);
             if f >= best_fpr {
                 break;
@@ -191,7 +189,7 @@ pub fn blocked_bits_per_key(fpr: f64) -> Result<f64> {
 
 /// The bisection behind [`blocked_bits_per_key`].
 fn search_blocked_bits_per_key(fpr: f64) -> Result<f64> {
-    let best = |c: f64| blocked_fpr(c, blocked_optimal_hashes(c));
+    let best = |c: f64| blocked_fpr(c, blocked_optimal_k(c));
     let (mut lo, mut hi) = (1.0f64, 8.0f64);
     while best(hi) > fpr {
         lo = hi;
@@ -212,7 +210,7 @@ fn search_blocked_bits_per_key(fpr: f64) -> Result<f64> {
     Ok(hi)
 }
 
-/// FPR of a blocked Bloom filter whose keys each set `hashes` *distinct* bits, chosen uniformly
+/// FPR of a blocked Bloom filter whose keys each set `k` *distinct* bits, chosen uniformly
 /// at random, inside one block of `block_bits` bits (the block uniform among the filter's),
 /// at `bits_per_key` bits per key. The layout-free best case for a given block width: any
 /// scheme that builds its mask faster (one bit per word, split block, this crate's rotation)
@@ -221,16 +219,16 @@ fn search_blocked_bits_per_key(fpr: f64) -> Result<f64> {
 ///
 /// Keys per block are Poisson with mean `λ = B / c` (as in [`blocked_fpr`]); a query's k bits
 /// all set is, by inclusion-exclusion over the `s` of them that no key hits,
-/// `Σ_s (-1)^s C(k, s) e^{-λ (1 - C(B - s, k) / C(B, k))}`. `hashes` is clamped to
+/// `Σ_s (-1)^s C(k, s) e^{-λ (1 - C(B - s, k) / C(B, k))}`. `k` is clamped to
 /// `1..=16` (and to `block_bits`), where the sum's cancellation costs at most `C(16, 8)` times
 /// the rounding error (results good to about 1e-12); `block_bits` to at least 1.
 ///
 /// This is what decides which widths can meet an FPR: at 10 bits per key the best 256-bit block
 /// gives 1.070 % (k = 6), so no layout that keeps a key's bits in 32 bytes reaches 1 %, while
-/// 512-bit blocks give 0.955 % (k = 6); see [`block_optimal_hashes`].
-pub fn block_fpr(block_bits: u32, bits_per_key: f64, hashes: u32) -> f64 {
+/// 512-bit blocks give 0.955 % (k = 6); see [`block_optimal_k`].
+pub fn block_fpr(block_bits: u32, bits_per_key: f64, k: u32) -> f64 {
     let b = block_bits.max(1) as usize;
-    let k = (hashes as usize).clamp(1, b.min(MAX_FREE_HASHES as usize));
+    let k = (k as usize).clamp(1, b.min(MAX_FREE_HASHES as usize));
     let lambda = b as f64 / bits_per_key;
     // C(B - s, k) / C(B, k) = Π_{i < k} (B - s - i) / (B - i): the chance one key misses s
     // given bits.
@@ -253,7 +251,7 @@ pub const MAX_FREE_HASHES: u32 = 16;
 
 /// The k (1..=16) that minimises [`block_fpr`] for `block_bits`-bit blocks at `bits_per_key`,
 /// with that FPR.
-pub fn block_optimal_hashes(block_bits: u32, bits_per_key: f64) -> (u32, f64) {
+pub fn block_optimal_k(block_bits: u32, bits_per_key: f64) -> (u32, f64) {
     (1..=MAX_FREE_HASHES.min(block_bits.max(1)))
         .map(|k| (k, block_fpr(block_bits, bits_per_key, k)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
@@ -347,8 +345,8 @@ mod tests {
     fn classic_known_values() {
         // 10 bits/key, k = 7: 0.819 % (the textbook figure).
         assert!(close(classic_fpr(10.0, 7), 0.008_19, 0.002));
-        assert_eq!(classic_optimal_hashes(10.0), 7);
-        assert_eq!(classic_optimal_hashes(1.0), 1);
+        assert_eq!(classic_optimal_k(10.0), 7);
+        assert_eq!(classic_optimal_k(1.0), 1);
         // 1 % needs 9.585 bits/key.
         assert!(close(classic_bits_per_key(0.01).unwrap(), 9.585, 0.001));
     }
@@ -360,11 +358,11 @@ mod tests {
         assert!(close(blocked_fpr(10.0, 6), 0.009_73, 0.002));
         assert!(close(blocked_fpr(10.0, 7), 0.009_80, 0.002));
         assert!(close(blocked_fpr(10.0, 8), 0.010_49, 0.002));
-        assert_eq!(blocked_optimal_hashes(10.0), 6);
+        assert_eq!(blocked_optimal_k(10.0), 6);
         // A blocked filter is never better than a classic one of the same size.
         for c in [4.0, 8.0, 12.0, 16.0, 24.0] {
-            let k = blocked_optimal_hashes(c);
-            assert!(blocked_fpr(c, k) >= classic_fpr(c, classic_optimal_hashes(c)));
+            let k = blocked_optimal_k(c);
+            assert!(blocked_fpr(c, k) >= classic_fpr(c, classic_optimal_k(c)));
         }
     }
 
@@ -372,8 +370,8 @@ mod tests {
     fn blocked_sizing_inverts_the_model() {
         for p in [0.1, 0.01, 0.001, 0.0001, 1e-6] {
             let c = blocked_bits_per_key(p).unwrap();
-            assert!(blocked_fpr(c, blocked_optimal_hashes(c)) <= p);
-            assert!(blocked_fpr(c - 0.05, blocked_optimal_hashes(c - 0.05)) > p);
+            assert!(blocked_fpr(c, blocked_optimal_k(c)) <= p);
+            assert!(blocked_fpr(c - 0.05, blocked_optimal_k(c - 0.05)) > p);
         }
         assert!(blocked_bits_per_key(0.0).is_err());
         assert!(blocked_bits_per_key(f64::NAN).is_err());
@@ -382,10 +380,10 @@ mod tests {
         assert!(blocked_bits_per_key(BLOCKED_MIN_FPR).is_ok());
         // The optimum from the local search is the global one.
         for c in [1.0, 2.0, 5.0, 10.0, 16.0, 24.0, 40.0, 64.0, 128.0] {
-            let global = (1..=MAX_HASHES)
+            let global = (1..=MAX_K)
                 .min_by(|&a, &b| blocked_fpr(c, a).total_cmp(&blocked_fpr(c, b)))
                 .unwrap();
-            assert_eq!(blocked_optimal_hashes(c), global, "c={c}");
+            assert_eq!(blocked_optimal_k(c), global, "c={c}");
         }
     }
 
@@ -397,20 +395,20 @@ mod tests {
         assert!(close(block_fpr(512, 10.0, 6), 0.009_550, 0.001));
         assert!(close(block_fpr(512, 10.0, 7), 0.009_597, 0.001));
         // The bound behind target 1 (README): no 32-byte block reaches 1 % at 10 bits/key.
-        let (k, best) = block_optimal_hashes(256, 10.0);
+        let (k, best) = block_optimal_k(256, 10.0);
         assert_eq!(k, 6);
         assert!(best > 0.0105, "best 256-bit block {best}");
         // The free placement bounds the constrained ones: the rotated scheme of this crate's
         // 512-bit lines, and the classic filter (one block the size of the array).
         for c in [6.0, 8.0, 10.0, 12.0, 16.0] {
-            let free = block_optimal_hashes(512, c).1;
+            let free = block_optimal_k(512, c).1;
             assert!(
-                free <= blocked_fpr(c, blocked_optimal_hashes(c)) * 1.0001,
+                free <= blocked_fpr(c, blocked_optimal_k(c)) * 1.0001,
                 "c={c}"
             );
-            assert!(free >= classic_fpr(c, classic_optimal_hashes(c)), "c={c}");
+            assert!(free >= classic_fpr(c, classic_optimal_k(c)), "c={c}");
             // Wider blocks never do worse.
-            assert!(block_optimal_hashes(256, c).1 > free, "c={c}");
+            assert!(block_optimal_k(256, c).1 > free, "c={c}");
         }
         // Degenerate arguments stay finite and in range.
         for (b, c, k) in [

@@ -198,6 +198,8 @@ impl ScalableBlockedBloom {
         hashes.iter().filter(|&&h| self.insert_hash(h)).count()
     }
 
+    crate::filter::keyed_batch!(count);
+
     /// Batched lookup: `out[i] = contains_hash(hashes[i])`, each filter's batched, prefetching
     /// lookup in turn, newest first. An error when the lengths differ.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
@@ -332,7 +334,7 @@ impl ScalableBlockedBloom {
                         // As `grow` would size it: the blocked model at its bits per key.
                         let sized = fpr.max(crate::model::BLOCKED_MIN_FPR);
                         let bits = crate::model::blocked_bits_per_key(sized).unwrap_or(64.0);
-                        let k = crate::model::blocked_optimal_hashes(bits);
+                        let k = crate::model::blocked_optimal_k(bits);
                         crate::model::blocked_fpr(bits * capacity as f64 / take as f64, k)
                     }
                 };
@@ -464,8 +466,8 @@ impl Filter for ScalableBlockedBloom {
         ScalableBlockedBloom::size_bytes(self)
     }
     /// The probes per key of the newest filter.
-    fn hashes(&self) -> u32 {
-        self.newest().filter.hashes()
+    fn k(&self) -> Option<u32> {
+        Some(self.newest().filter.k())
     }
     fn seed(&self) -> u64 {
         ScalableBlockedBloom::seed(self)

@@ -21,7 +21,7 @@ proptest! {
         k in 1u32..=16,
         seed in any::<u64>(),
     ) {
-        let mut f = BlockedBloom::builder(keys.len()).bits_per_key(bits_per_key).hashes(k)
+        let mut f = BlockedBloom::builder(keys.len()).bits_per_key(bits_per_key).k(k)
             .seed(seed).build().unwrap();
         for key in &keys {
             f.insert(key);
@@ -40,12 +40,12 @@ proptest! {
         stream in any::<u32>(),
     ) {
         let hs = hashes(stream as u64, items);
-        let mut scalar = BlockedBloom::builder(items).bits_per_key(bits_per_key).hashes(k)
+        let mut scalar = BlockedBloom::builder(items).bits_per_key(bits_per_key).k(k)
             .build().unwrap();
         for &h in &hs {
             scalar.insert_hash(h);
         }
-        let mut batched = BlockedBloom::builder(items).bits_per_key(bits_per_key).hashes(k)
+        let mut batched = BlockedBloom::builder(items).bits_per_key(bits_per_key).k(k)
             .build().unwrap();
         batched.insert_hashes(&hs);
         let mut bulk = batched.clone();
@@ -66,7 +66,7 @@ proptest! {
         probes in 0usize..500,
         k in 1u32..=16,
     ) {
-        let mut f = BlockedBloom::builder(items).bits_per_key(4.0).hashes(k).build().unwrap();
+        let mut f = BlockedBloom::builder(items).bits_per_key(4.0).k(k).build().unwrap();
         f.insert_hashes(&hashes(1, items));
         let probe = hashes(2, probes);
         let mut out = vec![false; probes];
@@ -131,7 +131,7 @@ fn partitioned_bulk_insert_is_bit_identical() {
     let empty = || {
         BlockedBloom::builder(lines)
             .bits_per_key(512.0)
-            .hashes(6)
+            .k(6)
             .build()
             .unwrap()
     };
@@ -189,13 +189,13 @@ fn fpr_matches_model() {
         f.insert_hashes(&hashes(7, items));
         let measured = f.count_contained_hashes(&probe) as f64 / probes as f64;
         let c = f.num_bits() as f64 / items as f64;
-        let model = model::blocked_fpr(c, f.hashes());
+        let model = model::blocked_fpr(c, f.k());
         let sigma = (model * (1.0 - model) / probes as f64).sqrt();
         let bound = 6.0 * sigma + 0.04 * model;
         assert!(
             (measured - model).abs() <= bound,
             "c={bits_per_key} k={} measured={measured} model={model} bound={bound}",
-            f.hashes()
+            f.k()
         );
         if bits_per_key == 10.0 {
             assert!(
@@ -214,7 +214,7 @@ fn fpr_matches_model_for_every_k() {
     for k in 1..=16 {
         let mut f = BlockedBloom::builder(items)
             .bits_per_key(12.0)
-            .hashes(k)
+            .k(k)
             .build()
             .unwrap();
         f.insert_hashes(&hashes(8, items));
@@ -248,8 +248,8 @@ fn bad_sizes_are_errors() {
     }
     for k in [0, 17, 1000] {
         assert!(matches!(
-            BlockedBloom::builder(10).hashes(k).build(),
-            Err(Error::InvalidHashes { .. })
+            BlockedBloom::builder(10).k(k).build(),
+            Err(Error::InvalidK { .. })
         ));
     }
     assert!(BlockedBloom::with_bits_per_key(usize::MAX, 1000.0).is_err());
@@ -282,8 +282,8 @@ fn lines_are_cache_line_aligned() {
 #[test]
 fn default_hashes_follow_the_model() {
     let f = BlockedBloom::with_bits_per_key(1000, 10.0).unwrap();
-    assert_eq!(f.hashes(), model::blocked_optimal_hashes(10.0));
-    assert_eq!(f.hashes(), 6);
+    assert_eq!(f.k(), model::blocked_optimal_k(10.0));
+    assert_eq!(f.k(), 6);
 }
 
 #[test]

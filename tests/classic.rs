@@ -15,7 +15,7 @@ fn hashes(stream: u64, n: usize) -> Vec<u64> {
 fn filter(items: usize, bits_per_key: f64, k: u32, seed: u64) -> ClassicBloom {
     ClassicBloom::builder(items)
         .bits_per_key(bits_per_key)
-        .hashes(k)
+        .k(k)
         .seed(seed)
         .build()
         .unwrap()
@@ -267,10 +267,7 @@ fn bad_sizes_are_errors() {
         ClassicBloom::with_bits_per_key(0, 10.0),
         Err(Error::ZeroItems)
     );
-    assert_eq!(
-        ClassicBloom::builder(0).hashes(3).build(),
-        Err(Error::ZeroItems)
-    );
+    assert_eq!(ClassicBloom::builder(0).k(3).build(), Err(Error::ZeroItems));
     for p in [0.0, 1.0, f64::NAN, -1.0, 2.0, f64::INFINITY] {
         assert!(
             matches!(ClassicBloom::with_fpr(10, p), Err(Error::InvalidFpr(_))),
@@ -287,15 +284,11 @@ fn bad_sizes_are_errors() {
         );
     }
     for k in [0, 65, 1000] {
-        let expected = Err(Error::InvalidHashes {
-            hashes: k,
-            min: 1,
-            max: 64,
-        });
-        assert_eq!(ClassicBloom::builder(10).hashes(k).build(), expected);
+        let expected = Err(Error::InvalidK { k, min: 1, max: 64 });
+        assert_eq!(ClassicBloom::builder(10).k(k).build(), expected);
         assert_eq!(ClassicBloom::with_bits(100, k, 0), expected);
     }
-    assert!(ClassicBloom::builder(10).hashes(64).build().is_ok());
+    assert!(ClassicBloom::builder(10).k(64).build().is_ok());
     // Sizes that overflow or cannot be allocated.
     for b in [1.0, 10.0, 1000.0] {
         assert!(
@@ -339,10 +332,10 @@ fn bad_sizes_are_errors() {
         })
     ));
     // The messages name the bad value.
-    let err = ClassicBloom::builder(10).hashes(65).build().unwrap_err();
+    let err = ClassicBloom::builder(10).k(65).build().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "number of hashes must be in [1, 64] (got 65)"
+        "the probe count k must be in [1, 64] (got 65)"
     );
 }
 
@@ -357,7 +350,7 @@ fn tiny_and_odd_sizes_work() {
         assert!(f.count_ones() >= 1 && f.count_ones() <= 3);
     }
     let mut f = ClassicBloom::with_bits_per_key(1, 1.0).unwrap();
-    assert_eq!((f.num_bits(), f.hashes()), (1, 1));
+    assert_eq!((f.num_bits(), f.k()), (1, 1));
     f.insert(&7u8);
     assert!(f.contains(&7u8));
     // One bit, now set: everything is a false positive, nothing is a false negative.
@@ -377,12 +370,12 @@ fn sizing_follows_the_model() {
         let f = ClassicBloom::with_fpr(items, p).unwrap();
         let c = model::classic_bits_per_key(p).unwrap();
         assert_eq!(f.num_bits(), (items as f64 * c).ceil() as u64);
-        assert_eq!(f.hashes(), model::classic_optimal_hashes(c));
+        assert_eq!(f.k(), model::classic_optimal_k(c));
         // The model's FPR at the built size is the target, to rounding of k.
         let fpr = f.expected_fpr(items as u64);
         assert!(fpr <= p * 1.05 && fpr >= p * 0.95, "{items} {p}: {fpr}");
     }
     let f = ClassicBloom::with_bits_per_key(1000, 10.0).unwrap();
-    assert_eq!((f.num_bits(), f.hashes()), (10_000, 7));
+    assert_eq!((f.num_bits(), f.k()), (10_000, 7));
     assert_eq!(f.seed(), linebloom::hash::DEFAULT_SEED);
 }

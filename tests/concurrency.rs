@@ -92,8 +92,8 @@ fn conversions_keep_the_bits() {
     (0..5_000u64).for_each(|i| owned.insert(&i));
     let atomic = AtomicBlockedBloom::from(owned.clone());
     assert_eq!(
-        (atomic.hashes(), atomic.seed(), atomic.num_lines()),
-        (owned.hashes(), owned.seed(), owned.num_lines())
+        (atomic.k(), atomic.seed(), atomic.num_lines()),
+        (owned.k(), owned.seed(), owned.num_lines())
     );
     assert_eq!(atomic.size_bytes(), owned.size_bytes());
     assert!((0..5_000u64).all(|i| atomic.contains(&i)));

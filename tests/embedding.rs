@@ -36,13 +36,13 @@ fn assert_answers_alike(view: &BlockedBloomRef<'_>, f: &BlockedBloom, keys: u64)
 fn bare_lines_answer_as_the_filter_and_bad_parameters_are_errors() {
     for keys in [1u64, 1_000, 300_000] {
         let f = filled(keys);
-        let view = BlockedBloomRef::from_lines(f.lines(), f.hashes(), f.seed()).unwrap();
+        let view = BlockedBloomRef::from_lines(f.lines(), f.k(), f.seed()).unwrap();
         assert_answers_alike(&view, &f, keys);
         let bytes: &[u8] = bytemuck::cast_slice(f.lines());
-        let raw = BlockedBloomRef::from_raw_bytes(bytes, f.hashes(), f.seed()).unwrap();
+        let raw = BlockedBloomRef::from_raw_bytes(bytes, f.k(), f.seed()).unwrap();
         assert_answers_alike(&raw, &f, keys);
-        assert_eq!(raw.to_owned(), f);
-        let owned = BlockedBloom::from_lines(f.lines().to_vec(), f.hashes(), f.seed()).unwrap();
+        assert_eq!(raw.to_filter().unwrap(), f);
+        let owned = BlockedBloom::from_lines(f.lines().to_vec(), f.k(), f.seed()).unwrap();
         assert_eq!(owned, f);
     }
     let f = filled(100);

@@ -137,7 +137,7 @@ fn current_fpr_matches_measurement_and_model() {
         let n = 100_000;
         let mut f = BlockedBloom::builder(n)
             .bits_per_key(bits_per_key)
-            .hashes(k)
+            .k(k)
             .seed(9)
             .build()
             .unwrap();

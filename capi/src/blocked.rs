@@ -138,7 +138,7 @@ pub unsafe extern "C" fn linebloom_blocked_new_with(
         let builder = if hashes == 0 {
             builder
         } else {
-            builder.hashes(hashes)
+            builder.k(hashes)
         };
         Ok(Blocked(builder.build()?))
     };
@@ -289,7 +289,7 @@ pub unsafe extern "C" fn linebloom_blocked_get_info(
         info.write(BlockedInfo {
             lines: filter.0.num_lines(),
             seed: filter.0.seed(),
-            hashes: filter.0.hashes(),
+            hashes: filter.0.k(),
         });
         Ok(())
     })
@@ -550,7 +550,7 @@ pub unsafe extern "C" fn linebloom_blocked_view_get_info(
         info.write(BlockedInfo {
             lines: view.0.num_lines(),
             seed: view.0.seed(),
-            hashes: view.0.hashes(),
+            hashes: view.0.k(),
         });
         Ok(())
     })
@@ -568,7 +568,7 @@ pub unsafe extern "C" fn linebloom_blocked_view_to_owned(
     let copy = || {
         // SAFETY: the caller's promise for `view`.
         let view = unsafe { borrow(view, "view")? };
-        Ok(Blocked(view.0.to_owned()))
+        Ok(Blocked(view.0.to_filter()?))
     };
     // SAFETY: the caller's promise for `out`.
     unsafe { calls::create(out, copy) }

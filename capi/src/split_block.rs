@@ -376,7 +376,7 @@ pub unsafe extern "C" fn linebloom_split_block_view_to_owned(
     let copy = || {
         // SAFETY: the caller's promise for `view`.
         let view = unsafe { borrow(view, "view")? };
-        Ok(SplitBlock(view.0.to_owned()))
+        Ok(SplitBlock(view.0.to_filter()?))
     };
     // SAFETY: the caller's promise for `out`.
     unsafe { calls::create(out, copy) }

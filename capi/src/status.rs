@@ -76,7 +76,7 @@ impl From<linebloom::Error> for Failure {
             Error::ZeroItems
             | Error::InvalidFpr(_)
             | Error::InvalidBitsPerKey(_)
-            | Error::InvalidHashes { .. }
+            | Error::InvalidK { .. }
             | Error::InvalidParameter { .. } => Status::InvalidArgument,
             Error::Corrupt(_) => Status::Corrupt,
             Error::Incompatible(_) => Status::Incompatible,
@@ -207,6 +207,9 @@ mod tests {
         let mut a = BlockedBloom::with_lines(1, 6, 0).unwrap();
         let b = BlockedBloom::with_lines(2, 6, 0).unwrap();
         assert_eq!(code(a.union(&b).unwrap_err()), Status::Incompatible);
-        assert_eq!(code(Error::Io("disk".into())), Status::Other);
+        assert_eq!(
+            code(Error::io("disk", std::io::Error::other("full"))),
+            Status::Other
+        );
     }
 }

@@ -14,7 +14,7 @@
 //! vector units costs twice the vector work of a 256-bit test (`cargo run --release --example
 //! vector_rates` measures both).
 
-use linebloom::model::{block_fpr, block_optimal_hashes};
+use linebloom::model::{block_fpr, block_optimal_k};
 use linebloom_cli::report::fpr::free_block_fpr;
 
 const KEYS: u64 = 1_000_000;
@@ -51,7 +51,7 @@ fn main() {
                 model * 100.0
             );
         }
-        let (k, best) = block_optimal_hashes(block_bits, bits_per_key);
+        let (k, best) = block_optimal_k(block_bits, bits_per_key);
         println!("{block_bits:>6} best k = {k}: model {:.3}%", best * 100.0);
     }
 }

@@ -152,7 +152,7 @@ fn main() {
         .collect();
     if full > m {
         let mut local =
-            linebloom::BlockedBloom::with_lines(f.num_lines() as usize, f.hashes(), seed).unwrap();
+            linebloom::BlockedBloom::with_lines(f.num_lines() as usize, f.k(), seed).unwrap();
         let all: Vec<u64> = (0..full)
             .map(|i| hash_bytes(key(i).as_bytes(), seed))
             .collect();
@@ -223,12 +223,12 @@ fn main() {
         "linebloom".to_string(),
         f.size_bytes() as f64 * 8.0 / full as f64,
         fpr,
-        f.hashes(),
+        f.k(),
     ));
 
     // Redisson-style: a classic bitmap, k offsets by double hashing, one EVALSHA per key.
     let bits_per_key = linebloom::model::classic_bits_per_key(FPR).unwrap();
-    let k = linebloom::model::classic_optimal_hashes(bits_per_key);
+    let k = linebloom::model::classic_optimal_k(bits_per_key);
     let bits = (full as f64 * bits_per_key).ceil() as u64;
     let offsets = |key: &str| -> Vec<u64> {
         let h1 = hash_bytes(key.as_bytes(), 1);
@@ -450,7 +450,7 @@ fn pages(
     let bytes = filter.to_bytes();
     let lines = &bytes[linebloom::format::HEADER_LEN..][..filter.size_bytes()];
     let n = hashes.len();
-    let k = filter.hashes();
+    let k = filter.k();
     let mut reader = redis::Client::open(url).unwrap().get_connection().unwrap();
     for per_page in [1usize, 16] {
         let name = |page: usize| format!("lbp{per_page}:{page}");
@@ -491,8 +491,9 @@ fn pages(
                     for (w, b) in words.iter_mut().zip(page[start..start + 64].chunks(4)) {
                         *w = u32::from_le_bytes(b.try_into().unwrap());
                     }
-                    let mask = linebloom::blocked::simd::lookup_mask_for(h, k);
-                    assert!(linebloom::blocked::Line(words).test(mask));
+                    let mask = linebloom::internals::lookup_mask_for(h, k);
+                    let line = linebloom::blocked::Line::from_words(words);
+                    assert!(linebloom::internals::line_test(&line, mask));
                 }
             }
         }));

@@ -213,7 +213,7 @@ fn failures_exit_2_with_one_line() {
         &keys,
         &["--bits-per-key", "10", "--hashes", "40"],
     );
-    assert_usage_failure(&o, "hashes");
+    assert_usage_failure(&o, "probe count k");
 
     // An output path that cannot be created.
     let o = run(linebloom()

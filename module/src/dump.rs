@@ -30,7 +30,7 @@
 //! so the pairs `SCANDUMP` returned load in any order once the header is in.
 
 use linebloom::BlockedBloom;
-use linebloom::blocked::MAX_HASHES;
+use linebloom::blocked::MAX_K;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::chain::{BloomChain, Layer, Params};
@@ -62,7 +62,7 @@ pub fn encode_header(chain: &BloomChain) -> Vec<u8> {
     out.extend_from_slice(&0u32.to_le_bytes());
     for layer in layers {
         out.extend_from_slice(&(layer.filter.num_lines() as u64).to_le_bytes());
-        out.extend_from_slice(&layer.filter.hashes().to_le_bytes());
+        out.extend_from_slice(&layer.filter.k().to_le_bytes());
         out.extend_from_slice(&0u32.to_le_bytes());
         out.extend_from_slice(&layer.items.to_le_bytes());
     }
@@ -127,7 +127,7 @@ fn decode_header_within(bytes: &[u8], max_bytes: u64) -> Result<BloomChain, Stri
         let lines = u64_at(at);
         let hashes = u32_at(at + 8);
         let items = u64_at(at + 16);
-        if lines == 0 || !(1..=MAX_HASHES).contains(&hashes) {
+        if lines == 0 || !(1..=MAX_K).contains(&hashes) {
             return Err(bad(&format!("layer {i}: {lines} lines, {hashes} probes")));
         }
         if items > params.layer_capacity(i) {

@@ -11,7 +11,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::simd::{LINE_BITS, Line, mask_for};
-use super::{BlockedBloom, check_hashes, line_index};
+use super::{BlockedBloom, check_k, line_index};
 use crate::error::{Error, Result};
 use crate::hash::Key;
 use crate::model;
@@ -100,9 +100,9 @@ impl AtomicBlockedBloom {
         BlockedBloom::with_bits_per_key(items, bits_per_key).map(Self::from)
     }
 
-    /// An empty filter of exactly `lines` lines and `hashes` probes per key (1..=16).
-    pub fn with_lines(lines: usize, hashes: u32, seed: u64) -> Result<Self> {
-        check_hashes(hashes)?;
+    /// An empty filter of exactly `lines` lines and `k` probes per key (1..=16).
+    pub fn with_lines(lines: usize, k: u32, seed: u64) -> Result<Self> {
+        check_k(k)?;
         if lines == 0 {
             return Err(Error::InvalidParameter {
                 name: "lines",
@@ -120,7 +120,7 @@ impl AtomicBlockedBloom {
         out.resize_with(lines, || AtomicLine::from_line(&Line::ZERO));
         Ok(Self {
             lines: out,
-            hashes,
+            hashes: k,
             seed,
         })
     }
@@ -162,6 +162,23 @@ impl AtomicBlockedBloom {
             .all(|(word, bits)| bits == 0 || word.load(Relaxed) & bits == bits)
     }
 
+    /// Adds many keys given by their hashes; callable from many threads at once.
+    pub fn insert_hashes(&self, hashes: &[u64]) {
+        hashes.iter().for_each(|&h| self.insert_hash(h));
+    }
+
+    /// Looks up many keys given by their hashes: `out[i] = contains_hash(hashes[i])`. An error
+    /// (nothing written) when the two slices differ in length.
+    pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        crate::error::check_same_len(hashes.len(), out.len())?;
+        for (o, &h) in out.iter_mut().zip(hashes) {
+            *o = self.contains_hash(h);
+        }
+        Ok(())
+    }
+
+    crate::filter::keyed_batch!(shared);
+
     /// A copy as an owned [`BlockedBloom`]. While other threads insert, the copy holds every
     /// insert that happened before this call and possibly some racing ones.
     pub fn to_blocked(&self) -> BlockedBloom {
@@ -187,7 +204,7 @@ impl AtomicBlockedBloom {
     }
 
     /// Probes per key.
-    pub fn hashes(&self) -> u32 {
+    pub fn k(&self) -> u32 {
         self.hashes
     }
 

@@ -21,7 +21,7 @@ use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
 use super::arch::{Kernel, SimdPath, per_path, simd_path};
 use super::lookahead::{AHEAD, CACHED_BYTES};
 use super::simd::Line;
-use super::{BlockedBloom, line_for, line_for_mut, line_index};
+use super::{BlockedBloom, line_for, line_for_mut};
 use super::{BuildBuffers, batch_asm, partition};
 use crate::error::{Result, check_same_len};
 use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
@@ -182,6 +182,7 @@ impl BlockedBloom {
     /// hash and the others none. For timing the parts of the bulk insert one at a time
     /// (`examples/bulk_scaling.rs`, the report's one-task bound); not a way to insert, since
     /// it leaves the other runs' keys out.
+    #[cfg(any(test, feature = "internals"))]
     #[doc(hidden)]
     pub fn insert_hashes_as_task(&mut self, hashes: &[u64], task: usize, tasks: usize) {
         let Some(per_task) = self.lines_per_task(hashes, tasks) else {
@@ -202,6 +203,7 @@ impl BlockedBloom {
     /// fewer than 16 Ki hashes, fewer lines than threads). For the report's ceiling, where
     /// every thread inserts its share, split beforehand, into a filter of its own: the bulk
     /// insert with a free handover. Not a way to insert.
+    #[cfg(any(test, feature = "internals"))]
     #[doc(hidden)]
     pub fn task_shares(&self, hashes: &[u64], tasks: usize) -> Vec<Vec<u64>> {
         let mut shares = vec![Vec::new(); tasks.max(1)];
@@ -211,7 +213,7 @@ impl BlockedBloom {
         };
         let total = self.lines.len();
         for &h in hashes {
-            shares[line_index(h, total) / per_task].push(h);
+            shares[super::line_index(h, total) / per_task].push(h);
         }
         shares
     }
@@ -522,7 +524,11 @@ mod tests {
             assert_eq!(shares.iter().map(Vec::len).sum::<usize>(), hashes.len());
             let per_task = 1001usize.div_ceil(tasks);
             for (t, share) in shares.iter().enumerate() {
-                assert!(share.iter().all(|&h| line_index(h, 1001) / per_task == t));
+                assert!(
+                    share
+                        .iter()
+                        .all(|&h| super::super::line_index(h, 1001) / per_task == t)
+                );
                 let mut into = BlockedBloom::with_lines(1001, 7, 0).unwrap();
                 into.insert_hashes_as_task(&hashes, t, tasks);
                 let mut alone = BlockedBloom::with_lines(1001, 7, 0).unwrap();

@@ -23,12 +23,12 @@ mod lookahead;
 pub(crate) mod pages;
 mod partition;
 pub(crate) mod setops;
-pub mod simd;
+pub(crate) mod simd;
 mod view;
 
 pub use arch::{SimdPath, simd_path};
 pub use atomic::AtomicBlockedBloom;
-pub use simd::{LINE_BITS, Line, MAX_HASHES};
+pub use simd::{LINE_BITS, Line, MAX_K};
 pub use view::{AlignedBytes, BlockedBloomRef};
 
 use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
@@ -40,6 +40,7 @@ pub(crate) use lookahead::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_B
 pub(crate) use pages::LineBuf;
 pub use pages::{HUGE_PAGE_MIN_BYTES, huge_pages, set_huge_pages};
 pub use partition::BuildBuffers;
+#[cfg(feature = "internals")]
 pub(crate) use partition::{
     MIN_THREADS as PARTITION_MIN_THREADS, MIN_THREADS_KEPT as PARTITION_MIN_THREADS_KEPT,
     fills as partitioned_fill, use_for as partitions,
@@ -70,8 +71,8 @@ pub struct BlockedBloom {
 /// ```
 /// use linebloom::BlockedBloom;
 ///
-/// let filter = BlockedBloom::builder(1_000_000).bits_per_key(12.0).hashes(8).seed(7).build()?;
-/// assert_eq!(filter.hashes(), 8);
+/// let filter = BlockedBloom::builder(1_000_000).bits_per_key(12.0).k(8).seed(7).build()?;
+/// assert_eq!(filter.k(), 8);
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -113,8 +114,8 @@ impl BlockedBloom {
             }
         };
         let lines = units_for(items, bits_per_key, LINE_BITS as u64)?;
-        let hashes = hashes.unwrap_or_else(|| model::blocked_optimal_hashes(bits_per_key));
-        check_hashes(hashes)?;
+        let hashes = hashes.unwrap_or_else(|| model::blocked_optimal_k(bits_per_key));
+        check_k(hashes)?;
         Ok(Shape {
             lines: lines as u64,
             hashes,
@@ -144,12 +145,12 @@ impl BlockedBloom {
         }
     }
 
-    /// An empty filter of exactly `lines` lines (64 bytes each) and `hashes` probes per key.
-    pub fn with_lines(lines: usize, hashes: u32, seed: u64) -> Result<Self> {
-        check_hashes(hashes)?;
+    /// An empty filter of exactly `lines` lines (64 bytes each) and `k` probes per key.
+    pub fn with_lines(lines: usize, k: u32, seed: u64) -> Result<Self> {
+        check_k(k)?;
         Ok(Self {
             lines: zeroed_lines(lines)?,
-            hashes,
+            hashes: k,
             seed,
         })
     }
@@ -157,14 +158,14 @@ impl BlockedBloom {
     /// An owned filter over bare lines (no linebloom header), with the probes per key
     /// (1..=16) and seed they were made with: the owned twin of
     /// [`BlockedBloomRef::from_lines`], for bits a storage engine keeps in its own blocks.
-    pub fn from_lines(lines: Vec<Line>, hashes: u32, seed: u64) -> Result<Self> {
-        Self::from_parts(lines, hashes, seed)
+    pub fn from_lines(lines: Vec<Line>, k: u32, seed: u64) -> Result<Self> {
+        Self::from_parts(lines, k, seed)
     }
 
     /// Rebuilds a filter from its parts (used by deserialisation and the atomic variant).
     pub(crate) fn from_parts(lines: impl Into<LineBuf>, hashes: u32, seed: u64) -> Result<Self> {
         let lines = lines.into();
-        check_hashes(hashes)?;
+        check_k(hashes)?;
         check_line_count(lines.len())?;
         Ok(Self {
             lines,
@@ -200,7 +201,7 @@ impl BlockedBloom {
     }
 
     /// Probes per key.
-    pub fn hashes(&self) -> u32 {
+    pub fn k(&self) -> u32 {
         self.hashes
     }
 
@@ -303,12 +304,12 @@ pub(crate) fn line_for_mut(lines: &mut [Line], hash: u64) -> Option<&mut Line> {
     Some(unsafe { lines.get_unchecked_mut(i) })
 }
 
-pub(crate) fn check_hashes(hashes: u32) -> Result<()> {
-    if !(1..=MAX_HASHES).contains(&hashes) {
-        return Err(Error::InvalidHashes {
-            hashes,
+pub(crate) fn check_k(k: u32) -> Result<()> {
+    if !(1..=MAX_K).contains(&k) {
+        return Err(Error::InvalidK {
+            k,
             min: 1,
-            max: MAX_HASHES,
+            max: MAX_K,
         });
     }
     Ok(())

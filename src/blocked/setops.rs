@@ -10,7 +10,7 @@
 //! and [`BlockedBloom::current_fpr`].
 
 use super::simd::{LINE_BITS, Line};
-use super::{BlockedBloom, MAX_HASHES};
+use super::{BlockedBloom, MAX_K};
 use crate::ClassicBloom;
 use crate::error::{Error, Result};
 
@@ -91,7 +91,7 @@ pub(crate) fn ones_in(lines: &[Line]) -> u64 {
 /// Probes a key with `hashes` probes puts in each word of its line, for each of the 8
 /// rotations: `bits[r][w]`.
 fn probes_per_word(hashes: u32) -> [[usize; 8]; 8] {
-    let k = hashes.clamp(1, MAX_HASHES) as usize;
+    let k = hashes.clamp(1, MAX_K) as usize;
     let mut bits = [[0usize; 8]; 8];
     for (r, row) in bits.iter_mut().enumerate() {
         for (w, b) in row.iter_mut().enumerate() {
@@ -186,8 +186,8 @@ impl ClassicBloom {
 
     fn combine(&mut self, other: &Self, op: impl Fn(u64, u64) -> u64) -> Result<()> {
         compatible(
-            (self.num_bits(), self.hashes(), self.seed()),
-            (other.num_bits(), other.hashes(), other.seed()),
+            (self.num_bits(), self.k(), self.seed()),
+            (other.num_bits(), other.k(), other.seed()),
             "bit counts",
         )?;
         // The words are private to `classic.rs`; rebuilding through its validating constructor
@@ -197,7 +197,7 @@ impl ClassicBloom {
             .zip(other.iter_words())
             .map(|(a, b)| op(a, b))
             .collect();
-        *self = ClassicBloom::from_parts(words, self.num_bits(), self.hashes(), self.seed())?;
+        *self = ClassicBloom::from_parts(words, self.num_bits(), self.k(), self.seed())?;
         Ok(())
     }
 
@@ -214,13 +214,13 @@ impl ClassicBloom {
         if zeros <= 0.0 {
             return f64::INFINITY;
         }
-        (zeros / m).ln() / (-(self.hashes() as f64) / m).ln_1p()
+        (zeros / m).ln() / (-(self.k() as f64) / m).ln_1p()
     }
 
     /// The false-positive rate a key never inserted meets now: `(X/m)^k`, its `k` probes
     /// landing on uniform bits of which a share `X/m` is set.
     pub fn current_fpr(&self) -> f64 {
-        self.fill_ratio().powi(self.hashes() as i32)
+        self.fill_ratio().powi(self.k() as i32)
     }
 }
 
@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn probes_per_word_adds_up_to_k_for_every_rotation() {
-        for k in 1..=MAX_HASHES {
+        for k in 1..=MAX_K {
             let table = probes_per_word(k);
             for row in table {
                 assert_eq!(row.iter().sum::<usize>(), k as usize, "k={k}");

@@ -38,26 +38,25 @@ use wide::{u32x8, u32x16, u64x8};
 /// Bits in one line.
 pub const LINE_BITS: u32 = 512;
 /// The largest number of probes per key the scheme supports (two bits in each 64-bit word).
-pub const MAX_HASHES: u32 = 16;
+pub const MAX_K: u32 = 16;
 
 /// One cache line of the filter: 512 bits, 64-byte aligned, so a key's probes touch exactly one
 /// line. The alignment is part of the type, so a `&[Line]` is always a run of whole cache lines.
+/// A line is sixteen 32-bit words, stored little-endian in the serialized format; an engine
+/// that keeps lines in its own blocks casts its aligned bytes to `&[Line]` (`Line` is
+/// `bytemuck::Pod`) or builds them with [`Line::from_words`].
 ///
 /// ```
 /// use linebloom::blocked::Line;
-/// use linebloom::blocked::simd::mask_for;
 ///
-/// let mut line = Line::ZERO;
-/// let mask = mask_for(linebloom::hash::mix64(42), 7);
-/// assert!(!line.test(mask));
-/// line.set(mask);
-/// assert!(line.test(mask));
-/// assert_eq!(line.count_ones(), 7);
+/// let line = Line::from_words([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x8000_0000]);
+/// assert_eq!(line.count_ones(), 2);
+/// assert_eq!(line.words()[15], 0x8000_0000);
 /// assert_eq!(std::mem::align_of::<Line>(), 64);
 /// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(64))]
-pub struct Line(pub [u32; 16]);
+pub struct Line(pub(crate) [u32; 16]);
 
 impl std::fmt::Debug for Line {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,16 +69,6 @@ impl std::fmt::Debug for Line {
 }
 
 /// The bits one key sets in its line.
-///
-/// ```
-/// use linebloom::blocked::simd::{lookup_mask_for, mask_for};
-///
-/// let hash = linebloom::hash::mix64(42);
-/// let mask = mask_for(hash, 6);
-/// assert_eq!(mask.to_line().count_ones(), 6);
-/// // Lookups may take the shorter form of the same bits.
-/// assert_eq!(lookup_mask_for(hash, 6), mask);
-/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Mask(u32x16);
 
@@ -92,8 +81,7 @@ impl std::fmt::Debug for Mask {
 /// Odd multipliers, one per probe slot: slot `w` (word `w`'s first bit) and slot `w + 8` (its
 /// second bit). Taken from the digits of well-known constants (golden ratio, pi, e, sqrt 2 ...);
 /// any odd values with well-spread bits work. Part of the serialized format (they decide which
-/// bits a key sets): public for code that reads the format or copies the scheme, such as
-/// `examples/lookup_kernels.rs`.
+/// bits a key sets).
 pub const SALTS: [u32; 16] = [
     0x9e37_79b1,
     0x85eb_ca77,
@@ -217,7 +205,7 @@ const fn enable_table(slot_offset: usize, on: u64) -> [[Enable; 8]; 16] {
     t
 }
 
-/// The mask of the key whose hash is `hash`, with `hashes` probes (1..=[`MAX_HASHES`]; the
+/// The mask of the key whose hash is `hash`, with `hashes` probes (1..=[`MAX_K`]; the
 /// caller guarantees the range; other values pick another row of the table, never panic).
 ///
 /// Built on 64-bit lanes: one 32-bit multiply gives both bit positions of every word, 64-bit
@@ -286,6 +274,16 @@ impl Line {
     /// An empty line.
     pub const ZERO: Line = Line([0; 16]);
 
+    /// The line of these sixteen words (word `i` holds bits `32 i ..= 32 i + 31`).
+    pub const fn from_words(words: [u32; 16]) -> Line {
+        Line(words)
+    }
+
+    /// The line's sixteen words.
+    pub const fn words(&self) -> &[u32; 16] {
+        &self.0
+    }
+
     /// Sets the mask's bits: `line |= mask`.
     ///
     /// Written as two 256-bit read-modify-writes: one-by-one inserts run faster in cache than
@@ -293,7 +291,7 @@ impl Line {
     /// (`docs/performance.md`, Levers tried). Builds without AVX-512 split the 512-bit
     /// operation the same way anyway.
     #[inline(always)]
-    pub fn set(&mut self, mask: Mask) {
+    pub(crate) fn set(&mut self, mask: Mask) {
         let halves: &mut [[u32; 8]; 2] = bytemuck::cast_mut(&mut self.0);
         let mask: [u32x8; 2] = bytemuck::cast(mask.0);
         halves[0] = (u32x8::new(halves[0]) | mask[0]).to_array();
@@ -302,20 +300,20 @@ impl Line {
 
     /// Whether every bit of the mask is set: `(line & mask) == mask`.
     #[inline(always)]
-    pub fn test(&self, mask: Mask) -> bool {
+    pub(crate) fn test(&self, mask: Mask) -> bool {
         let missing = mask.0 & !u32x16::new(self.0);
         missing.simd_eq(u32x16::ZERO).all()
     }
 
     /// `self |= other`, word by word.
     #[inline]
-    pub fn union(&mut self, other: &Line) {
+    pub(crate) fn union(&mut self, other: &Line) {
         self.0 = (u32x16::new(self.0) | u32x16::new(other.0)).to_array();
     }
 
     /// `self &= other`, word by word.
     #[inline]
-    pub fn intersect(&mut self, other: &Line) {
+    pub(crate) fn intersect(&mut self, other: &Line) {
         self.0 = (u32x16::new(self.0) & u32x16::new(other.0)).to_array();
     }
 
@@ -328,18 +326,19 @@ impl Line {
 
 impl Mask {
     /// The mask as a line (for tests and for counting bits).
-    pub fn to_line(self) -> Line {
+    pub(crate) fn to_line(self) -> Line {
         Line(self.0.to_array())
     }
 }
 
 /// The same mask computed one probe at a time with plain integer code: the reference that the
 /// SIMD path is tested against, and the definition of the scheme in scalar form.
-pub fn mask_for_scalar(hash: u64, hashes: u32) -> Line {
+#[cfg(test)]
+pub(crate) fn mask_for_scalar(hash: u64, hashes: u32) -> Line {
     let x = hash as u32;
     let r = ((hash >> 32) & 7) as u32;
     let mut words = [0u64; 8];
-    for i in 0..hashes.min(MAX_HASHES) {
+    for i in 0..hashes.min(MAX_K) {
         let word = ((i + r) & 7) as usize;
         let salt = SALTS[word + if i >= 8 { 8 } else { 0 }];
         let bit = x.wrapping_mul(salt) >> 26;
@@ -360,7 +359,7 @@ mod tests {
 
     #[test]
     fn simd_mask_matches_scalar_definition() {
-        for k in 1..=MAX_HASHES {
+        for k in 1..=MAX_K {
             for i in 0..20_000u64 {
                 let h = mix64(i);
                 assert_eq!(
@@ -375,7 +374,7 @@ mod tests {
 
     #[test]
     fn mask_has_k_bits_up_to_collisions_and_at_most_two_per_word() {
-        for k in 1..=MAX_HASHES {
+        for k in 1..=MAX_K {
             let mut total = 0u64;
             for i in 0..10_000u64 {
                 let line = mask_for(mix64(i), k).to_line();

@@ -49,7 +49,7 @@ use crate::model;
 /// let bytes = AlignedBytes::from_slice(&filter.to_bytes())?;
 /// let view = BlockedBloomRef::from_bytes(&bytes)?;
 /// assert!(view.contains("apple"));
-/// assert_eq!(view.to_owned(), filter);
+/// assert_eq!(view.to_filter()?, filter);
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, Copy)]
@@ -92,7 +92,7 @@ impl<'a> BlockedBloomRef<'a> {
     }
 
     /// Views bare lines that a storage engine keeps in its own blocks (no linebloom header or
-    /// checksum), with the parameters they were made with: `hashes` probes per key (1..=16) and
+    /// checksum), with the parameters they were made with: `k` probes per key (1..=16) and
     /// the hash `seed`. The bits follow the hash scheme [`crate::format::HASH_SCHEME`]; an
     /// engine that stores bare lines stores that number and these two beside them, so a later
     /// scheme is never read as this one. [`BlockedBloom::lines`] gives the lines to store.
@@ -102,13 +102,13 @@ impl<'a> BlockedBloomRef<'a> {
     ///
     /// let mut filter = BlockedBloom::with_fpr(1_000, 0.01)?;
     /// filter.insert("apple");
-    /// let (k, seed) = (filter.hashes(), filter.seed());
+    /// let (k, seed) = (filter.k(), filter.seed());
     /// let view = BlockedBloomRef::from_lines(filter.lines(), k, seed)?;
     /// assert!(view.contains("apple"));
     /// # Ok::<(), linebloom::Error>(())
     /// ```
-    pub fn from_lines(lines: &'a [Line], hashes: u32, seed: u64) -> Result<Self> {
-        super::check_hashes(hashes)?;
+    pub fn from_lines(lines: &'a [Line], k: u32, seed: u64) -> Result<Self> {
+        super::check_k(k)?;
         if lines.is_empty() {
             return Err(Error::InvalidParameter {
                 name: "lines",
@@ -118,7 +118,7 @@ impl<'a> BlockedBloomRef<'a> {
         }
         Ok(Self {
             lines,
-            hashes,
+            hashes: k,
             seed,
             items: 0,
         })
@@ -128,7 +128,7 @@ impl<'a> BlockedBloomRef<'a> {
     /// bytes per line, little-endian words (what `bytemuck::cast_slice(filter.lines())` gives),
     /// starting on a 64-byte boundary. An [`Error::InvalidParameter`] for a misaligned buffer, a
     /// length that is not a positive multiple of 64, or a big-endian machine.
-    pub fn from_raw_bytes(bytes: &'a [u8], hashes: u32, seed: u64) -> Result<Self> {
+    pub fn from_raw_bytes(bytes: &'a [u8], k: u32, seed: u64) -> Result<Self> {
         check_little_endian()?;
         if bytes.is_empty() || !bytes.len().is_multiple_of(size_of::<Line>()) {
             return Err(Error::InvalidParameter {
@@ -139,7 +139,7 @@ impl<'a> BlockedBloomRef<'a> {
         }
         let lines = bytemuck::try_cast_slice::<u8, Line>(bytes)
             .map_err(|_| misaligned(bytes.as_ptr() as usize))?;
-        Self::from_lines(lines, hashes, seed)
+        Self::from_lines(lines, k, seed)
     }
 
     fn open(bytes: &'a [u8], checksum: bool) -> Result<Self> {
@@ -205,17 +205,16 @@ impl<'a> BlockedBloomRef<'a> {
         contains_keys_in(self.lines, self.hashes, self.seed, keys, out)
     }
 
-    /// An owned copy of the filter.
-    pub fn to_owned(self) -> BlockedBloom {
-        BlockedBloom {
-            lines: self.lines.iter().copied().collect(),
-            hashes: self.hashes,
-            seed: self.seed,
-        }
+    /// An owned copy of the filter; [`Error::Alloc`](crate::Error) where its memory cannot be
+    /// had.
+    pub fn to_filter(&self) -> Result<BlockedBloom> {
+        let mut lines = super::zeroed_lines(self.lines.len())?;
+        lines.copy_from_slice(self.lines);
+        BlockedBloom::from_parts(lines, self.hashes, self.seed)
     }
 
     /// Probes per key.
-    pub fn hashes(&self) -> u32 {
+    pub fn k(&self) -> u32 {
         self.hashes
     }
 
@@ -429,7 +428,7 @@ mod tests {
             view.count_contained_hashes(&keys),
             f.count_contained_hashes(&keys)
         );
-        assert_eq!(view.to_owned(), f);
+        assert_eq!(view.to_filter().unwrap(), f);
         assert_eq!(view.count_ones(), f.count_ones());
         assert_eq!(view.size_bytes(), f.size_bytes());
     }

@@ -66,6 +66,8 @@ impl ClassicBloom {
         Ok(())
     }
 
+    crate::filter::keyed_batch!(unit);
+
     /// Inserts many pre-hashed keys on this thread, prefetching all the words of a few keys
     /// before setting their bits. Bit-identical to a loop over
     /// [`insert_hash`](Self::insert_hash).

@@ -6,7 +6,7 @@ use super::{ClassicBloom, WORD_BITS};
 use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
 use crate::filter::Sizing;
 use crate::hash::DEFAULT_SEED;
-use crate::model::{self, CLASSIC_MAX_HASHES};
+use crate::model::{self, CLASSIC_MAX_K};
 
 /// Builds a [`ClassicBloom`] from an expected item count and a size (a target FPR or a number of
 /// bits per key), optionally fixing the number of probes and the hash seed.
@@ -14,8 +14,8 @@ use crate::model::{self, CLASSIC_MAX_HASHES};
 /// ```
 /// use linebloom::ClassicBloom;
 ///
-/// let filter = ClassicBloom::builder(1_000_000).bits_per_key(12.0).hashes(6).seed(7).build()?;
-/// assert_eq!((filter.num_bits(), filter.hashes(), filter.seed()), (12_000_000, 6, 7));
+/// let filter = ClassicBloom::builder(1_000_000).bits_per_key(12.0).k(6).seed(7).build()?;
+/// assert_eq!((filter.num_bits(), filter.k(), filter.seed()), (12_000_000, 6, 7));
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -57,8 +57,8 @@ impl ClassicBloomBuilder {
         let num_bits = (items as f64 * bits_per_key).ceil() as u64;
         let hashes = self
             .hashes
-            .unwrap_or_else(|| model::classic_optimal_hashes(bits_per_key));
-        check_hashes(hashes)?;
+            .unwrap_or_else(|| model::classic_optimal_k(bits_per_key));
+        check_k(hashes)?;
         ClassicBloom::allocate(num_bits, hashes, self.seed).ok_or(Error::TooLarge {
             items,
             bits_per_key,
@@ -66,13 +66,13 @@ impl ClassicBloomBuilder {
     }
 }
 
-/// Checks a probe count: 1..=[`CLASSIC_MAX_HASHES`].
-pub(super) fn check_hashes(hashes: u32) -> Result<()> {
-    if !(1..=CLASSIC_MAX_HASHES).contains(&hashes) {
-        return Err(Error::InvalidHashes {
-            hashes,
+/// Checks a probe count: 1..=[`CLASSIC_MAX_K`].
+pub(super) fn check_k(k: u32) -> Result<()> {
+    if !(1..=CLASSIC_MAX_K).contains(&k) {
+        return Err(Error::InvalidK {
+            k,
             min: 1,
-            max: CLASSIC_MAX_HASHES,
+            max: CLASSIC_MAX_K,
         });
     }
     Ok(())

@@ -18,8 +18,8 @@
 //!
 //! ## Probe positions
 //! One 64-bit hash per key. Its `k` probe values come from enhanced double hashing
-//! ([`DoubleHash`]): `h1 + i·h2 + (i³ − i)/6` for `i = 0..k` (mod 2^64), with `h1` the hash and
-//! `h2` its two 32-bit halves swapped and made odd ([`DoubleHash::second`]). Kirsch and
+//! (`DoubleHash`): `h1 + i·h2 + (i³ − i)/6` for `i = 0..k` (mod 2^64), with `h1` the hash and
+//! `h2` its two 32-bit halves swapped and made odd (`DoubleHash::second`). Kirsch and
 //! Mitzenmacher, "Less hashing, same performance: building a better Bloom filter" (2006),
 //! prove that two hash values give the FPR of `k` independent ones as `m` grows; the cubic
 //! term is that of Dillinger and Manolios, "Bloom filters in probabilistic verification"
@@ -78,7 +78,7 @@
 //! }
 //! assert!((0..10_000u64).all(|i| filter.contains(&i)));
 //! // 9.59 bits and 7 probes per key: about 1 % of keys never inserted are false positives.
-//! assert_eq!(filter.hashes(), 7);
+//! assert_eq!(filter.k(), 7);
 //! let false_positives = (10_000..110_000u64).filter(|i| filter.contains(i)).count();
 //! assert!(false_positives < 1_500);
 //! # Ok::<(), linebloom::Error>(())
@@ -96,8 +96,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::error::{Error, Result};
 use crate::filter::{Filter, FilterKind};
 use crate::hash::{DoubleHash, Key, reduce};
-use crate::model::{self, CLASSIC_MAX_HASHES};
-use builder::check_hashes;
+use crate::model::{self, CLASSIC_MAX_K};
+use builder::check_k;
 
 /// Evaluates `$body` with `$k` bound to the filter's number of probes `$hashes` as a literal
 /// for the common counts (1..=16, the optimum from 1.5 up to 23 bits per key), and as a
@@ -145,7 +145,7 @@ const DIRECT_PROBES_MAX_WORDS: usize = 1 << 20;
 /// filter.insert(&42u64);
 /// assert!(filter.contains("apple"));
 /// assert!(filter.contains(&42u64));
-/// assert_eq!((filter.num_bits(), filter.hashes()), (10_000, 7));
+/// assert_eq!((filter.num_bits(), filter.k()), (10_000, 7));
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 pub struct ClassicBloom {
@@ -175,10 +175,10 @@ impl ClassicBloom {
         ClassicBloomBuilder::new(items)
     }
 
-    /// An empty filter of exactly `num_bits` bits (any number from 1 up) and `hashes` probes per
+    /// An empty filter of exactly `num_bits` bits (any number from 1 up) and `k` probes per
     /// key (1..=64).
-    pub fn with_bits(num_bits: u64, hashes: u32, seed: u64) -> Result<Self> {
-        check_hashes(hashes)?;
+    pub fn with_bits(num_bits: u64, k: u32, seed: u64) -> Result<Self> {
+        check_k(k)?;
         if num_bits == 0 {
             return Err(Error::InvalidParameter {
                 name: "num_bits",
@@ -186,7 +186,7 @@ impl ClassicBloom {
                 allowed: "at least 1",
             });
         }
-        Self::allocate(num_bits, hashes, seed).ok_or_else(|| Error::InvalidParameter {
+        Self::allocate(num_bits, k, seed).ok_or_else(|| Error::InvalidParameter {
             name: "num_bits",
             value: num_bits.to_string(),
             allowed: "a number of bits that fits in memory",
@@ -202,7 +202,7 @@ impl ClassicBloom {
         hashes: u32,
         seed: u64,
     ) -> Result<Self> {
-        check_hashes(hashes)?;
+        check_k(hashes)?;
         let expected = num_bits.div_ceil(WORD_BITS);
         if num_bits == 0 || words.len() as u64 != expected {
             return Err(Error::Corrupt(format!(
@@ -356,7 +356,7 @@ impl ClassicBloom {
     }
 
     /// Probes per key.
-    pub fn hashes(&self) -> u32 {
+    pub fn k(&self) -> u32 {
         self.hashes
     }
 
@@ -408,8 +408,8 @@ impl ClassicBloom {
 }
 
 /// The cubic terms `(i³ − i)/6` of [`DoubleHash`] for every probe a classic filter may have.
-const CUBIC: [u64; CLASSIC_MAX_HASHES as usize] = {
-    let mut t = [0u64; CLASSIC_MAX_HASHES as usize];
+const CUBIC: [u64; CLASSIC_MAX_K as usize] = {
+    let mut t = [0u64; CLASSIC_MAX_K as usize];
     let mut i = 0;
     while i < t.len() {
         let j = i as u64;
@@ -423,7 +423,7 @@ const CUBIC: [u64; CLASSIC_MAX_HASHES as usize] = {
 /// [`DoubleHash`] iterator yields `i`-th, `hash + i·h2 + (i³ − i)/6`, with the cubic term from
 /// [`CUBIC`]: with the unrolled loops' constant `i` it folds into the address arithmetic, where
 /// dividing by 6 keeps LLVM from unrolling them. `i` is below the filter's probe count, at most
-/// `CLASSIC_MAX_HASHES`.
+/// `CLASSIC_MAX_K`.
 #[inline(always)]
 pub(super) fn probe(hash: u64, h2: u64, i: u64) -> u64 {
     hash.wrapping_add(i.wrapping_mul(h2))
@@ -488,8 +488,8 @@ impl Filter for ClassicBloom {
     fn size_bytes(&self) -> usize {
         ClassicBloom::size_bytes(self)
     }
-    fn hashes(&self) -> u32 {
-        ClassicBloom::hashes(self)
+    fn k(&self) -> Option<u32> {
+        Some(ClassicBloom::k(self))
     }
     fn seed(&self) -> u64 {
         ClassicBloom::seed(self)

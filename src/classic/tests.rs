@@ -10,18 +10,15 @@ use crate::hash::mix64;
 #[test]
 fn sizes_follow_bits_per_key() {
     let f = ClassicBloom::with_bits_per_key(1000, 10.0).unwrap();
-    assert_eq!(
-        (f.num_bits(), f.hashes(), f.seed()),
-        (10_000, 7, DEFAULT_SEED)
-    );
+    assert_eq!((f.num_bits(), f.k(), f.seed()), (10_000, 7, DEFAULT_SEED));
     assert_eq!(f.size_bytes(), 157 * 8);
     assert_eq!(f.words().len(), 157);
     assert_eq!(f.count_ones(), 0);
     // 1 %: 9.585 bits per key, rounded up to the bit.
     let f = ClassicBloom::with_fpr(1000, 0.01).unwrap();
-    assert_eq!((f.num_bits(), f.hashes()), (9586, 7));
+    assert_eq!((f.num_bits(), f.k()), (9586, 7));
     let f = ClassicBloom::with_bits_per_key(1, 1.0).unwrap();
-    assert_eq!((f.num_bits(), f.hashes(), f.size_bytes()), (1, 1, 8));
+    assert_eq!((f.num_bits(), f.k(), f.size_bytes()), (1, 1, 8));
 }
 
 #[test]
@@ -58,7 +55,7 @@ fn from_parts_round_trips_and_checks() {
     ));
     assert!(matches!(
         ClassicBloom::from_parts(f.words(), 1000, 0, 3),
-        Err(Error::InvalidHashes { .. })
+        Err(Error::InvalidK { .. })
     ));
     // 1000 bits use 40 bits of the last word; bit 40 is past the end.
     let mut words = f.words();
@@ -93,8 +90,8 @@ fn model_and_trait_agree_with_inherent_methods() {
     dyn_f.insert_hash(42).unwrap();
     assert!(dyn_f.contains_hash(42));
     assert_eq!(
-        (dyn_f.hashes(), dyn_f.seed(), dyn_f.size_bytes()),
-        (7, DEFAULT_SEED, 16 * 8)
+        (dyn_f.k(), dyn_f.seed(), dyn_f.size_bytes()),
+        (Some(7), DEFAULT_SEED, 16 * 8)
     );
     let mut out = [false; 2];
     dyn_f.contains_hashes(&[42, 42], &mut out).unwrap();

@@ -335,6 +335,15 @@ impl CuckooFilter {
         by_width!(self.contains_with(hash))
     }
 
+    /// Inserts many pre-hashed keys, in order. Stops at the first key the table cannot place,
+    /// with [`Error::Full`]: every key before it is in, it and those after it are not, and
+    /// nothing inserted earlier is lost.
+    pub fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        hashes.iter().try_for_each(|&h| self.insert_hash(h))
+    }
+
+    crate::filter::keyed_batch!(result);
+
     /// Removes one copy of a key given by its 64-bit hash. Safe only for a key that was
     /// inserted: removing a never-inserted key that passes the filter deletes another key's
     /// fingerprint. See [`remove`](Self::remove).
@@ -622,8 +631,8 @@ impl Filter for CuckooFilter {
     fn size_bytes(&self) -> usize {
         CuckooFilter::size_bytes(self)
     }
-    fn hashes(&self) -> u32 {
-        self.fingerprint_bits
+    fn k(&self) -> Option<u32> {
+        None
     }
     fn seed(&self) -> u64 {
         self.seed

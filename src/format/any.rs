@@ -73,7 +73,7 @@ impl AnyFilter {
                 let b = BlockedBloom::builder(items).seed(seed).sizing(sizing);
                 AnyFilter::Blocked(
                     match hashes {
-                        Some(k) => b.hashes(k),
+                        Some(k) => b.k(k),
                         None => b,
                     }
                     .build()?,
@@ -83,7 +83,7 @@ impl AnyFilter {
                 let b = ClassicBloom::builder(items).seed(seed).sizing(sizing);
                 AnyFilter::Classic(
                     match hashes {
-                        Some(k) => b.hashes(k),
+                        Some(k) => b.k(k),
                         None => b,
                     }
                     .build()?,
@@ -107,7 +107,7 @@ impl AnyFilter {
                 };
                 AnyFilter::Counting(
                     match hashes {
-                        Some(k) => b.hashes(k),
+                        Some(k) => b.k(k),
                         None => b,
                     }
                     .build()?,
@@ -326,8 +326,8 @@ impl Filter for AnyFilter {
     fn size_bytes(&self) -> usize {
         self.as_filter().size_bytes()
     }
-    fn hashes(&self) -> u32 {
-        self.as_filter().hashes()
+    fn k(&self) -> Option<u32> {
+        self.as_filter().k()
     }
     fn seed(&self) -> u64 {
         self.as_filter().seed()

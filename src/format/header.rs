@@ -8,12 +8,12 @@ use super::{
     CHECKSUM_LEN, HASH_SCHEME, HEADER_LEN, KIND_BLOCKED, KIND_CLASSIC, KIND_COUNTING, KIND_CUCKOO,
     KIND_SCALABLE, KIND_SPLIT_BLOCK, MAGIC, VERSION, check_range, corrupt, u16_at, u32_at, u64_at,
 };
-use crate::blocked::{Line, MAX_HASHES};
-use crate::counting::MAX_COUNTING_HASHES;
+use crate::blocked::{Line, MAX_K};
+use crate::counting::MAX_COUNTING_K;
 use crate::cuckoo::{FINGERPRINT_WIDTHS, SLOTS_PER_BUCKET};
 use crate::error::Result;
 use crate::filter::FilterKind;
-use crate::model::CLASSIC_MAX_HASHES;
+use crate::model::CLASSIC_MAX_K;
 #[cfg(doc)]
 use crate::{BlockedBloom, ClassicBloom, CuckooFilter};
 
@@ -146,14 +146,14 @@ impl Shape {
     fn payload_len(&self) -> Result<u64> {
         let bytes = match *self {
             Shape::Blocked { lines, hashes } => {
-                check_range("blocked probes per key", hashes, 1, MAX_HASHES)?;
+                check_range("blocked probes per key", hashes, 1, MAX_K)?;
                 if lines == 0 {
                     return Err(corrupt("a blocked filter of zero lines"));
                 }
                 lines.checked_mul(std::mem::size_of::<Line>() as u64)
             }
             Shape::Classic { bits, hashes } => {
-                check_range("classic probes per key", hashes, 1, CLASSIC_MAX_HASHES)?;
+                check_range("classic probes per key", hashes, 1, CLASSIC_MAX_K)?;
                 if bits == 0 {
                     return Err(corrupt("a classic filter of zero bits"));
                 }
@@ -174,7 +174,7 @@ impl Shape {
                 buckets.checked_mul(u64::from(SLOTS_PER_BUCKET * fingerprint_bits / 8))
             }
             Shape::Counting { lines, hashes } => {
-                check_range("counting counters per key", hashes, 1, MAX_COUNTING_HASHES)?;
+                check_range("counting counters per key", hashes, 1, MAX_COUNTING_K)?;
                 if lines == 0 {
                     return Err(corrupt("a counting filter of zero lines"));
                 }

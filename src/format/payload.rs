@@ -9,7 +9,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 
 use super::header::{Header, Shape, parse, read_header};
 use super::{CHECKSUM_LEN, HEADER_LEN, check_range, corrupt, into_corrupt, u32_at, u64_at};
-use crate::blocked::{Line, LineBuf, MAX_HASHES, zeroed_lines};
+use crate::blocked::{Line, LineBuf, MAX_K, zeroed_lines};
 use crate::error::Result;
 use crate::filter::FilterKind;
 use crate::sbbf::BLOCK_BYTES;
@@ -89,7 +89,7 @@ impl BlockedBloom {
     pub(super) fn write_with_items(&self, items: u64, out: impl Write) -> Result<()> {
         let shape = Shape::Blocked {
             lines: self.num_lines() as u64,
-            hashes: self.hashes(),
+            hashes: self.k(),
         };
         let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
         let mut out = Checksummed::new(out, header)?;
@@ -182,7 +182,7 @@ impl ClassicBloom {
     pub(super) fn write_with_items(&self, items: u64, out: impl Write) -> Result<()> {
         let shape = Shape::Classic {
             bits: self.num_bits(),
-            hashes: self.hashes(),
+            hashes: self.k(),
         };
         let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
         let mut out = Checksummed::new(out, header)?;
@@ -282,7 +282,7 @@ impl CountingBlockedBloom {
     pub(super) fn write_with_items(&self, items: u64, out: impl Write) -> Result<()> {
         let shape = Shape::Counting {
             lines: self.num_lines() as u64,
-            hashes: self.hashes(),
+            hashes: self.k(),
         };
         let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
         let mut out = Checksummed::new(out, header)?;
@@ -425,7 +425,7 @@ impl ScalableBlockedBloom {
         for (part, len) in self.parts().zip(self.part_lens()) {
             let mut block = [0u8; BLOCK];
             block[0..8].copy_from_slice(&(part.num_lines() as u64).to_le_bytes());
-            block[8..12].copy_from_slice(&part.hashes().to_le_bytes());
+            block[8..12].copy_from_slice(&part.k().to_le_bytes());
             block[16..24].copy_from_slice(&len.to_le_bytes());
             out.put(&block)?;
             put_lines(&mut out, part.lines())?;
@@ -460,7 +460,7 @@ impl ScalableBlockedBloom {
                     "scalable filter: part {i} has reserved bytes set"
                 )));
             }
-            check_range("scalable part probes per key", hashes, 1, MAX_HASHES)?;
+            check_range("scalable part probes per key", hashes, 1, MAX_K)?;
             let bytes = usize::try_from(lines)
                 .ok()
                 .and_then(|l| l.checked_mul(std::mem::size_of::<Line>()))

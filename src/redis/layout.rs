@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 
 use crate::blocked::simd::mask_for;
-use crate::blocked::{LINE_BITS, MAX_HASHES};
+use crate::blocked::{LINE_BITS, MAX_K};
 use crate::error::{Error, Result};
 use crate::filter::Sizing;
 use crate::format::HASH_SCHEME;
@@ -278,7 +278,7 @@ impl Params {
         let hashes = int("hashes")?;
         if !(1..=u64::from(MAX_SHARDS)).contains(&shards)
             || !(1..=MAX_LINES_PER_SHARD).contains(&lines_per_shard)
-            || !(1..=u64::from(MAX_HASHES)).contains(&hashes)
+            || !(1..=u64::from(MAX_K)).contains(&hashes)
         {
             return Err(bad("shards, lines_per_shard or hashes out of range".into()));
         }

@@ -516,7 +516,7 @@ impl RedisBlockedBloom {
     }
 
     /// Probes per key.
-    pub fn hashes(&self) -> u32 {
+    pub fn k(&self) -> u32 {
         self.params.hashes
     }
 

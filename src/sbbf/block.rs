@@ -41,17 +41,6 @@ const SALT_LANES: u32x8 = u32x8::new(SALT);
 /// straddles two cache lines). The words are stored little-endian, as in a Parquet bitset, so a
 /// filter's memory *is* its bitset on every machine (on a big-endian one, [`BlockMask`] is
 /// byte-swapped to match, at no cost on a little-endian one).
-///
-/// ```
-/// use linebloom::sbbf::{Block, BlockMask};
-///
-/// let mut block = Block::ZERO;
-/// let mask = BlockMask::for_hash(42);
-/// assert!(!block.test(mask));
-/// block.set(mask);
-/// assert!(block.test(mask));
-/// assert_eq!(block.count_ones(), 8);
-/// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(32))]
 pub struct Block(pub [u32; 8]);
@@ -83,6 +72,7 @@ impl BlockMask {
     }
 
     /// The mask's words (as values, whatever the machine's byte order).
+    #[cfg(test)]
     pub fn to_array(self) -> [u32; 8] {
         self.0.to_array().map(u32::from_le)
     }
@@ -99,11 +89,13 @@ impl Block {
     }
 
     /// The block's 32 bytes in bitset order (little-endian words).
-    pub fn to_le_bytes(&self) -> [u8; BLOCK_BYTES] {
+    #[cfg(test)]
+    pub fn to_le_bytes(self) -> [u8; BLOCK_BYTES] {
         bytemuck::cast(self.0)
     }
 
     /// Word `i`'s value (0..8), whatever the machine's byte order.
+    #[cfg(test)]
     pub fn word(&self, i: usize) -> u32 {
         u32::from_le(self.0[i % 8])
     }

@@ -13,7 +13,7 @@
 //!   `i64` values hash as Parquet's INT32 and INT64).
 //! - The bitset is `z` blocks of 32 bytes, each eight little-endian `u32` words. A hash picks
 //!   block `((h >> 32) * z) >> 32`, and sets in word `i` the bit `((h as u32) * SALT[i]) >> 27`
-//!   ([`SALT`]): 8 bits per key, one in each word of one block.
+//!   (`SALT`, the spec's eight odd constants): 8 bits per key, one in each word of one block.
 //! - In a file the bitset follows a thrift-compact `BloomFilterHeader {numBytes, algorithm
 //!   BLOCK, hash XXHASH, compression UNCOMPRESSED}` ([`parquet_header`], written by
 //!   [`SplitBlockBloom::to_parquet_bytes`] and read by [`SplitBlockBloom::from_parquet_bytes`]).
@@ -47,14 +47,15 @@
 //! ```
 
 mod batch;
-pub mod block;
-pub mod thrift;
+pub(crate) mod block;
+mod thrift;
 mod view;
 
 #[cfg(test)]
 mod tests;
 
-pub use block::{BLOCK_BITS, BLOCK_BYTES, Block, BlockMask, SALT, block_index};
+pub use block::{BLOCK_BITS, BLOCK_BYTES};
+pub(crate) use block::{Block, block_index};
 pub use thrift::{ParquetHeader, parquet_header};
 pub use view::SplitBlockBloomRef;
 
@@ -178,7 +179,7 @@ impl SplitBlockBloom {
         Self::from_block_bytes(check_bitset(bitset)?)
     }
 
-    /// The bitset as Parquet stores it: the filter's own memory, not a copy (see [`Block`]).
+    /// The bitset as Parquet stores it: the filter's own memory, not a copy.
     pub fn bitset(&self) -> &[u8] {
         bytemuck::cast_slice(self.blocks())
     }
@@ -225,7 +226,7 @@ impl SplitBlockBloom {
     /// Adds a value given by its XXH64 hash.
     ///
     /// Both one-key paths index the lines' blocks directly rather than through
-    /// [`blocks`](Self::blocks), whose trim to `num_blocks` (a slice and its bounds check per
+    /// `blocks()`, whose trim to `num_blocks` (a slice and its bounds check per
     /// call) is a large share of a one-key insert's few instructions.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
@@ -252,7 +253,7 @@ impl SplitBlockBloom {
 
     /// The blocks.
     #[inline(always)]
-    pub fn blocks(&self) -> &[Block] {
+    pub(crate) fn blocks(&self) -> &[Block] {
         let all: &[Block] = bytemuck::cast_slice(&self.lines);
         &all[..self.num_blocks.min(all.len())]
     }
@@ -393,8 +394,8 @@ impl Filter for SplitBlockBloom {
     fn size_bytes(&self) -> usize {
         SplitBlockBloom::size_bytes(self)
     }
-    fn hashes(&self) -> u32 {
-        block::BITS_PER_KEY_SET
+    fn k(&self) -> Option<u32> {
+        Some(block::BITS_PER_KEY_SET)
     }
     fn seed(&self) -> u64 {
         0

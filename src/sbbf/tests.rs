@@ -1,6 +1,7 @@
 //! Unit tests of the split-block filter: every fast path against the plain one, the sizes the
 //! readers refuse, and the Parquet hash.
 
+use super::block::BlockMask;
 use super::*;
 use crate::hash::mix64;
 
@@ -236,7 +237,7 @@ fn every_simd_path_answers_and_inserts_as_the_portable_one() {
             .map(|&h| portable[block_index(h, blocks)].test(BlockMask::for_hash(h)))
             .collect();
         let found = want.iter().filter(|&&y| y).count();
-        let bytes: Vec<[u8; 32]> = portable.iter().map(Block::to_le_bytes).collect();
+        let bytes: Vec<[u8; 32]> = portable.iter().map(|b| b.to_le_bytes()).collect();
         for path in SimdPath::available() {
             let mut got = vec![false; probes.len()];
             contains_hashes_on(path, &portable, &probes, &mut got);

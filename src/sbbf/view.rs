@@ -27,7 +27,7 @@ use crate::model;
 /// shifted.extend_from_slice(&bytes);
 /// let view = SplitBlockBloomRef::from_parquet_bytes(&shifted[1..])?;
 /// assert!(view.contains("apple"));
-/// assert_eq!(view.to_owned(), filter);
+/// assert_eq!(view.to_filter()?, filter);
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -82,12 +82,9 @@ impl<'a> SplitBlockBloomRef<'a> {
         self.blocks.as_flattened()
     }
 
-    /// An owned copy.
-    pub fn to_owned(self) -> SplitBlockBloom {
-        // A view has 1 to 2^22 blocks, so the copy fits wherever the view's bytes do; should
-        // the allocation fail, the process aborts as on any failed allocation of that size.
+    /// An owned copy; an error where its memory cannot be had.
+    pub fn to_filter(&self) -> Result<SplitBlockBloom> {
         SplitBlockBloom::from_block_bytes(self.blocks)
-            .unwrap_or_else(|e| panic!("copying a {}-byte bitset: {e}", self.size_bytes()))
     }
 
     /// The number of 32-byte blocks.

@@ -337,9 +337,9 @@ static void test_blocked_bytes_and_views(void) {
     FAILS(linebloom_blocked_view_from_raw_lines(block, 0, info.hashes, info.seed, &refused),
           LINEBLOOM_STATUS_INVALID_ARGUMENT, "multiple of 64");
     FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len, 0, info.seed, &refused),
-          LINEBLOOM_STATUS_INVALID_ARGUMENT, "hashes");
+          LINEBLOOM_STATUS_INVALID_ARGUMENT, "probe count k");
     FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len, 17, info.seed, &refused),
-          LINEBLOOM_STATUS_INVALID_ARGUMENT, "hashes");
+          LINEBLOOM_STATUS_INVALID_ARGUMENT, "probe count k");
     FAILS(linebloom_blocked_view_from_raw_lines(block + 8, 64, info.hashes, info.seed, &refused),
           LINEBLOOM_STATUS_MISALIGNED, "64-byte boundary");
     CHECK(refused == NULL);
@@ -383,7 +383,7 @@ static void test_errors(void) {
     FAILS(linebloom_blocked_new_bits_per_key(1000, 0.5, &f), LINEBLOOM_STATUS_INVALID_ARGUMENT,
           "bits per key");
     FAILS(linebloom_blocked_new_with(1000, 10.0, 17, 0, &f), LINEBLOOM_STATUS_INVALID_ARGUMENT,
-          "hashes");
+          "probe count k");
     FAILS(linebloom_blocked_new_fpr(1000, 0.01, NULL), LINEBLOOM_STATUS_NULL_POINTER, "out");
     /* Larger than any address space, and larger than this process can map. */
     FAILS(linebloom_blocked_new_bits_per_key(SIZE_MAX, 1000.0, &f),

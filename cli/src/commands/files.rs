@@ -381,14 +381,8 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
         "simd_path": linebloom::simd_path().name(),
     });
     let params: Vec<(&str, serde_json::Value)> = match &filter {
-        AnyFilter::Blocked(f) => vec![
-            ("lines", f.num_lines().into()),
-            ("hashes", f.hashes().into()),
-        ],
-        AnyFilter::Classic(f) => vec![
-            ("num_bits", f.num_bits().into()),
-            ("hashes", f.hashes().into()),
-        ],
+        AnyFilter::Blocked(f) => vec![("lines", f.num_lines().into()), ("hashes", f.k().into())],
+        AnyFilter::Classic(f) => vec![("num_bits", f.num_bits().into()), ("hashes", f.k().into())],
         AnyFilter::Cuckoo(f) => vec![
             ("buckets", f.num_buckets().into()),
             ("fingerprint_bits", f.fingerprint_bits().into()),
@@ -396,7 +390,7 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
         ],
         AnyFilter::Counting(f) => vec![
             ("lines", f.num_lines().into()),
-            ("hashes", f.hashes().into()),
+            ("hashes", f.k().into()),
             ("saturated_counters", f.saturated_counters().into()),
         ],
         AnyFilter::Scalable(f) => vec![

@@ -236,7 +236,7 @@ fn create(args: CreateArgs) -> Result<(), Failure> {
         .shards(args.shards)
         .seed(args.seed);
     if let Some(k) = args.hashes {
-        builder = builder.hashes(k);
+        builder = builder.k(k);
     }
     let mut filter = args.server.create(builder)?;
     output::print(&format!(
@@ -244,7 +244,7 @@ fn create(args: CreateArgs) -> Result<(), Failure> {
         filter.name(),
         filter.size_bytes(),
         filter.shards(),
-        filter.hashes()
+        filter.k()
     ))?;
     warn(&mut filter)
 }

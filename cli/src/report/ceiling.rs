@@ -13,7 +13,7 @@
 //! Each thread inserts only its task's share, not all the keys: a thread that inserts every
 //! key into a filter of its own writes lines all over it, twice the span the bulk insert's
 //! tasks write together, so less of it stays in the L3 and that ceiling reads lower than the
-//! split one (`cargo run --release --example bulk_scaling`, 100 M keys into 119 MiB,
+//! split one (`cargo run --release --features internals --example bulk_scaling`, 100 M keys into 119 MiB,
 //! 2 threads: 1.64x and 1.72x against 1.82x and 1.77x for the split, two runs each): it would
 //! not bound the bulk insert, whose tasks write half the lines each.
 //!

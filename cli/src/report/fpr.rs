@@ -129,7 +129,11 @@ pub fn measure_fpr(spec: &FprSpec) -> Result<FprMeasurement> {
         items: row.items,
         probes: row.probes,
         bits_per_key: row.bits_per_key,
-        hashes: filter.hashes(),
+        // `--hashes` sets the cuckoo filter's fingerprint bits; they are reported in its place.
+        hashes: match &filter {
+            AnyFilter::Cuckoo(c) => c.fingerprint_bits(),
+            other => other.k().unwrap_or(0),
+        },
         measured_fpr: row.measured_fpr,
         model_fpr: row.model_fpr.unwrap_or(f64::NAN),
         false_negatives: row.false_negatives,

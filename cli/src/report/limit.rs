@@ -29,7 +29,7 @@
 //! the three loops. It does not own the timing loop (`measure.rs`).
 
 use linebloom::internals::{Level, NEAR, hint_step, prefetch_ahead, prefetch_to};
-use linebloom::internals::{LineBuf, PREFETCH_AHEAD, zeroed_lines};
+use linebloom::internals::{LineBuf, PREFETCH_AHEAD, line_words_mut, zeroed_lines};
 use std::hint::black_box;
 
 use serde::Serialize;
@@ -99,13 +99,17 @@ pub fn probe_memory(bytes: usize, ops: usize, sampling: Sampling, seed: u64) -> 
         Err(_) => vec![Default::default(); lines].into(),
     };
     for (line, &n) in buffer.iter_mut().zip(&next) {
-        line.0[0] = n as u32;
-        line.0[1] = (n >> 32) as u32;
+        let words = line_words_mut(line);
+        words[0] = n as u32;
+        words[1] = (n >> 32) as u32;
     }
     drop(next);
     // A plain slice, so the loops below keep its pointer and length in registers.
     let lines_of = &buffer[..];
-    let at = |i: usize| u64::from(lines_of[i].0[0]) | u64::from(lines_of[i].0[1]) << 32;
+    let at = |i: usize| {
+        let words = lines_of[i].words();
+        u64::from(words[0]) | u64::from(words[1]) << 32
+    };
     let indices: Vec<usize> = (0..ops as u64)
         .map(|i| reduce(key_hash(seed, 3, i), lines))
         .collect();
@@ -140,7 +144,7 @@ pub fn probe_memory(bytes: usize, ops: usize, sampling: Sampling, seed: u64) -> 
         for i in 0..ops {
             let slot = i & (RING - 1);
             prefetch_to(Level::L1, &lines_of[ring[(i + NEAR) & (RING - 1)]]);
-            sum = sum.wrapping_add(lines_of[ring[slot]].0[0] as u64);
+            sum = sum.wrapping_add(lines_of[ring[slot]].words()[0] as u64);
             let next = index((i + RING) as u64);
             ring[slot] = next;
             prefetch_to(Level::L2, &lines_of[next]);

@@ -170,7 +170,7 @@ fn render(
             .and_then(|()| draw(&chart).map_err(|e| e.to_string()))
             .and_then(|()| draw_legend(&legend, series).map_err(|e| e.to_string()))
             .and_then(|()| root.present().map_err(|e| e.to_string()));
-        outcome.map_err(|e| Error::Io(format!("cannot draw {file}: {e}")))?;
+        outcome.map_err(|e| Error::io(format!("cannot draw {file}"), std::io::Error::other(e)))?;
     }
     Ok(Plot {
         file,

@@ -142,7 +142,7 @@ impl std::str::FromStr for Contender {
 /// the FPR target that of one blocked filter at `bits_per_key`. The figures then say what
 /// growth 1000x costs against knowing the count in advance. Returns `(initial_items, fpr)`.
 pub fn growth_plan(items: usize, bits_per_key: f64) -> (usize, f64) {
-    let k = linebloom::model::blocked_optimal_hashes(bits_per_key);
+    let k = linebloom::model::blocked_optimal_k(bits_per_key);
     let fpr = linebloom::model::blocked_fpr(bits_per_key, k).max(linebloom::model::BLOCKED_MIN_FPR);
     ((items / 1000).max(1), fpr)
 }
@@ -271,7 +271,7 @@ impl Subject for BlockedBloom {
         Contender::Ours(FilterKind::Blocked)
     }
     fn params(&self) -> String {
-        format!("k={}", self.hashes())
+        format!("k={}", self.k())
     }
     fn huge_page_bytes(&self) -> Option<usize> {
         BlockedBloom::huge_page_bytes(self)
@@ -291,7 +291,7 @@ impl Subject for ClassicBloom {
         Contender::Ours(FilterKind::Classic)
     }
     fn params(&self) -> String {
-        format!("k={}", self.hashes())
+        format!("k={}", self.k())
     }
     bloom_inserts!();
     ours_lookups!(ClassicBloom);
@@ -326,7 +326,7 @@ impl Subject for CountingBlockedBloom {
         Contender::Ours(FilterKind::Counting)
     }
     fn params(&self) -> String {
-        format!("k={}", self.hashes())
+        format!("k={}", self.k())
     }
     fn insert_each(&mut self, hashes: &[u64]) -> Result<u64> {
         for &h in hashes {

@@ -529,7 +529,7 @@ fn cuckoo_bytes(n: u64, fingerprint_bits: u32) -> u64 {
 }
 
 fn blocked_candidate(n: u64, bits_per_key: f64) -> Candidate {
-    let k = model::blocked_optimal_hashes(bits_per_key);
+    let k = model::blocked_optimal_k(bits_per_key);
     let bytes = blocked_bytes(n, bits_per_key);
     Candidate {
         filter: FilterKind::Blocked,
@@ -554,7 +554,7 @@ fn blocked_for_bits(n: u64, b: f64) -> std::result::Result<Candidate, String> {
 }
 
 fn classic_candidate(n: u64, bits_per_key: f64) -> Candidate {
-    let k = model::classic_optimal_hashes(bits_per_key);
+    let k = model::classic_optimal_k(bits_per_key);
     Candidate {
         filter: FilterKind::Classic,
         bits_per_key,
@@ -648,7 +648,7 @@ fn cuckoo_for_bits(n: u64, b: f64) -> std::result::Result<Candidate, String> {
 }
 
 fn counting_candidate(n: u64, bits_per_key: f64) -> Candidate {
-    let k = linebloom::counting::counting_optimal_hashes(bits_per_key / 4.0);
+    let k = linebloom::counting::counting_optimal_k(bits_per_key / 4.0);
     // Whole lines of 128 counters, as the constructor rounds.
     let bytes = blocked_bytes(n, bits_per_key);
     Candidate {
@@ -692,7 +692,7 @@ fn scalable_candidate(n: u64, fpr: f64) -> Result<Candidate> {
         filters += 1;
     }
     let blocked = blocked_candidate(target, model::blocked_bits_per_key(fpr)?);
-    let k = model::blocked_optimal_hashes(first as f64 * 8.0 / n as f64);
+    let k = model::blocked_optimal_k(first as f64 * 8.0 / n as f64);
     Ok(Candidate {
         filter: FilterKind::Scalable,
         bits_per_key: first as f64 * 8.0 / n as f64,
@@ -729,7 +729,7 @@ fn recommend_growing(req: &TuneRequest) -> Result<Recommendation> {
         }
         Target::BitsPerKey(b) => {
             check_bits(b, "bits_per_key", b.to_string())?;
-            model::blocked_fpr(b, model::blocked_optimal_hashes(b)).max(model::BLOCKED_MIN_FPR)
+            model::blocked_fpr(b, model::blocked_optimal_k(b)).max(model::BLOCKED_MIN_FPR)
         }
         Target::Memory(m) => {
             return Err(Error::InvalidParameter {
@@ -939,7 +939,7 @@ mod tests {
                 let f = linebloom::CountingBlockedBloom::with_bits_per_key(n as usize, b).unwrap();
                 let c = counting_candidate(n, b);
                 assert_eq!(c.bytes, f.size_bytes() as u64);
-                assert_eq!(c.hashes, f.hashes());
+                assert_eq!(c.hashes, f.k());
             }
         }
     }

@@ -16,7 +16,7 @@
 //! How to see the gain, on a machine with AVX-512: `LINEBLOOM_BENCH_MAX_MIB=2 cargo bench
 //! --bench lookup`, whose `scalar` rows run the portable `wide` test key by key (in cache the
 //! portable batched loop is that same plain loop) and whose `batched` and `batched_count` rows
-//! run these loops; `cargo run --release --example lookup_kernels` times each of the two
+//! run these loops; `cargo run --release --features internals --example lookup_kernels` times each of the two
 //! changes alone (rows `broadcast from memory` and `carry + adc`) and, for the insert,
 //! `crate insert_hash` against `crate insert_hashes`.
 //!

@@ -43,12 +43,12 @@ pub const LIMIT_CSV: &str = "memory_limit.csv";
 /// `bulk_insert.svg`) are touched, anything else in `dir` stays.
 pub fn write_report(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     let mut written = Vec::new();
     let mut put = |name: &str, text: String| -> Result<()> {
         let path = dir.join(name);
         std::fs::write(&path, text)
-            .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
         written.push(path);
         Ok(())
     };
@@ -72,9 +72,9 @@ pub fn write_report(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
 /// Directories and names that are not UTF-8 are left alone.
 fn remove_stale_plots(dir: &Path, keep: &[String]) -> Result<()> {
     let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::Io(format!("cannot list {}: {e}", dir.display())))?;
+        .map_err(|e| Error::io(format!("cannot list {}", dir.display()), e))?;
     for entry in entries {
-        let entry = entry.map_err(|e| Error::Io(format!("cannot list {}: {e}", dir.display())))?;
+        let entry = entry.map_err(|e| Error::io(format!("cannot list {}", dir.display()), e))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
             continue;
@@ -87,12 +87,12 @@ fn remove_stale_plots(dir: &Path, keep: &[String]) -> Result<()> {
         }
         let path = entry.path();
         std::fs::remove_file(&path)
-            .map_err(|e| Error::Io(format!("cannot remove {}: {e}", path.display())))?;
+            .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
     }
     Ok(())
 }
 
 /// The whole report as pretty-printed JSON (non-finite numbers, which JSON lacks, become null).
 pub fn to_json(report: &Report) -> Result<String> {
-    serde_json::to_string_pretty(report).map_err(|e| Error::Io(format!("JSON: {e}")))
+    serde_json::to_string_pretty(report).map_err(|e| Error::io("JSON", e.into()))
 }
