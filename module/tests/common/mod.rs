@@ -10,15 +10,20 @@ use std::time::{Duration, Instant};
 
 use redis::{Connection, ConnectionLike, Value};
 
-/// The module's shared library: `LINEBLOOM_MODULE` if set, else the one `cargo test` built
-/// beside this test binary (`target/<profile>/deps/liblinebloom_module.so`).
+/// The module's shared library: `LINEBLOOM_MODULE` if set, else the one cargo built beside
+/// this test or example binary (`target/<profile>/deps/liblinebloom_module.so`).
 pub fn module_path() -> PathBuf {
     if let Some(path) = std::env::var_os("LINEBLOOM_MODULE") {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().expect("the test binary's path");
-    let deps = exe.parent().expect("the test binary's folder");
-    for dir in [deps, deps.parent().unwrap_or(deps)] {
+    let here = exe.parent().expect("the test binary's folder");
+    let profile = here.parent().unwrap_or(here);
+    for dir in [
+        here.to_path_buf(),
+        profile.to_path_buf(),
+        profile.join("deps"),
+    ] {
         let candidate = dir.join("liblinebloom_module.so");
         if candidate.exists() {
             return candidate;
@@ -30,10 +35,12 @@ pub fn module_path() -> PathBuf {
     );
 }
 
-/// One server process with the module loaded.
+/// One server process with a module loaded (this one unless [`Server::start_loading`] names
+/// another).
 pub struct Server {
     pub port: u16,
     pub dir: PathBuf,
+    module: PathBuf,
     extra: Vec<String>,
     child: Option<Child>,
 }
@@ -53,6 +60,12 @@ impl Server {
 
     /// A server with these extra arguments, in a fresh scratch directory.
     pub fn start_with(name: &str, extra: &[&str]) -> Self {
+        Self::start_loading(name, &module_path(), extra)
+    }
+
+    /// A server loading the module at `module` (this one or another that implements the same
+    /// commands), with these extra arguments, in a fresh scratch directory.
+    pub fn start_loading(name: &str, module: &Path, extra: &[&str]) -> Self {
         let dir =
             std::env::temp_dir().join(format!("linebloom-module-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -60,6 +73,7 @@ impl Server {
         let mut server = Server {
             port: 0,
             dir,
+            module: module.to_path_buf(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
             child: None,
         };
@@ -88,7 +102,7 @@ impl Server {
             .args(["--dir", self.dir.to_str().unwrap(), "--daemonize", "no"])
             .args(["--logfile", "server.log", "--enable-debug-command", "yes"])
             .arg("--loadmodule")
-            .arg(module_path())
+            .arg(&self.module)
             .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
