@@ -283,6 +283,22 @@ impl CountingBlockedBloomBuilder {
 
     /// The filter, or an error for parameters out of range.
     pub fn build(self) -> Result<CountingBlockedBloom> {
+        let (lines, k) = self.sized()?;
+        CountingBlockedBloom::with_lines(lines, k, self.seed)
+    }
+
+    /// The shape [`build`](Self::build) gives (lines and k), without taking memory: the
+    /// sizing rule, for planning.
+    pub fn shape(&self) -> Result<crate::format::Shape> {
+        let (lines, k) = self.sized()?;
+        Ok(crate::format::Shape::Counting {
+            lines: lines as u64,
+            k,
+        })
+    }
+
+    /// The lines and counters per key the builder asks for, checked.
+    fn sized(&self) -> Result<(usize, u32)> {
         check_items(self.items)?;
         let bits_per_key = match self.size {
             Sizing::BitsPerKey(b) => {
@@ -295,7 +311,8 @@ impl CountingBlockedBloomBuilder {
             .hashes
             .unwrap_or_else(|| counting_optimal_k(bits_per_key / 4.0));
         let lines = units_for(self.items, bits_per_key, 512)?;
-        CountingBlockedBloom::with_lines(lines, hashes, self.seed)
+        check_k(hashes)?;
+        Ok((lines, hashes))
     }
 }
 

@@ -158,13 +158,7 @@ fn the_header_describes_the_filter() {
     let f = blocked(5, 6, 0xabc, 10);
     let h = read_header(&f.to_bytes()).unwrap();
     assert_eq!(h.kind(), FilterKind::Blocked);
-    assert_eq!(
-        h.shape,
-        Shape::Blocked {
-            lines: 5,
-            hashes: 6
-        }
-    );
+    assert_eq!(h.shape, Shape::Blocked { lines: 5, k: 6 });
     assert_eq!(
         (h.version, h.seed, h.items, h.payload_len),
         (1, 0xabc, 0, 320)

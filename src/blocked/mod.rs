@@ -87,6 +87,16 @@ impl BlockedBloomBuilder {
     crate::filter::sizing_setters!(size);
     crate::filter::probe_setters!("`1..=16`.");
 
+    /// The shape [`build`](Self::build) gives (lines and k), without taking memory: the
+    /// sizing rule, for planning.
+    pub fn shape(&self) -> Result<crate::format::Shape> {
+        let shape = BlockedBloom::shape_for(self.items, self.size, self.hashes)?;
+        Ok(crate::format::Shape::Blocked {
+            lines: shape.lines,
+            k: shape.hashes,
+        })
+    }
+
     /// Builds the empty filter, or says which parameter is out of range.
     pub fn build(self) -> Result<BlockedBloom> {
         let shape = BlockedBloom::shape_for(self.items, self.size, self.hashes)?;

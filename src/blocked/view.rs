@@ -155,7 +155,7 @@ impl<'a> BlockedBloomRef<'a> {
         } else {
             parse_unverified(bytes, kind)?
         };
-        let Shape::Blocked { hashes, .. } = header.shape else {
+        let Shape::Blocked { k: hashes, .. } = header.shape else {
             return Err(Error::Corrupt(
                 "the header's kind disagrees with its parameters".into(),
             ));

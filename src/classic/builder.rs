@@ -40,8 +40,24 @@ impl ClassicBloomBuilder {
     crate::filter::sizing_setters!(size);
     crate::filter::probe_setters!("`1..=64`.");
 
+    /// The shape [`build`](Self::build) gives (bits and k), without taking memory: the sizing
+    /// rule, for planning.
+    pub fn shape(&self) -> Result<crate::format::Shape> {
+        let (num_bits, k, _) = self.sized()?;
+        Ok(crate::format::Shape::Classic { bits: num_bits, k })
+    }
+
     /// Builds the empty filter, or says which parameter is out of range.
     pub fn build(self) -> Result<ClassicBloom> {
+        let (num_bits, hashes, bits_per_key) = self.sized()?;
+        ClassicBloom::allocate(num_bits, hashes, self.seed).ok_or(Error::TooLarge {
+            items: self.items,
+            bits_per_key,
+        })
+    }
+
+    /// The bits, probes and bits per key the builder asks for, checked.
+    fn sized(&self) -> Result<(u64, u32, f64)> {
         let items = self.items;
         check_items(items)?;
         let bits_per_key = match self.size {
@@ -59,10 +75,7 @@ impl ClassicBloomBuilder {
             .hashes
             .unwrap_or_else(|| model::classic_optimal_k(bits_per_key));
         check_k(hashes)?;
-        ClassicBloom::allocate(num_bits, hashes, self.seed).ok_or(Error::TooLarge {
-            items,
-            bits_per_key,
-        })
+        Ok((num_bits, hashes, bits_per_key))
     }
 }
 

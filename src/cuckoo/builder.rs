@@ -67,6 +67,22 @@ impl CuckooFilterBuilder {
     /// Builds the empty filter, with enough buckets for the items at 95 % load, or says which
     /// parameter is out of range.
     pub fn build(self) -> Result<CuckooFilter> {
+        let (buckets, bits) = self.sized()?;
+        CuckooFilter::with_buckets(buckets, bits, self.seed)
+    }
+
+    /// The shape [`build`](Self::build) gives (buckets and fingerprint bits), without taking
+    /// memory: the sizing rule, for planning.
+    pub fn shape(&self) -> Result<crate::format::Shape> {
+        let (buckets, fingerprint_bits) = self.sized()?;
+        Ok(crate::format::Shape::Cuckoo {
+            buckets: buckets as u64,
+            fingerprint_bits,
+        })
+    }
+
+    /// The buckets and fingerprint bits the builder asks for, checked.
+    fn sized(&self) -> Result<(usize, u32)> {
         check_items(self.items)?;
         let chosen = match self.size {
             Sizing::Fpr(p) => fingerprint_bits_for_fpr(p),
@@ -85,8 +101,7 @@ impl CuckooFilterBuilder {
             }
             None => chosen?,
         };
-        let buckets = buckets_for(self.items, bits)?;
-        CuckooFilter::with_buckets(buckets, bits, self.seed)
+        Ok((buckets_for(self.items, bits)?, bits))
     }
 }
 

@@ -11,7 +11,7 @@ use super::{
 use crate::blocked::{Line, MAX_K};
 use crate::counting::MAX_COUNTING_K;
 use crate::cuckoo::{FINGERPRINT_WIDTHS, SLOTS_PER_BUCKET};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filter::FilterKind;
 use crate::model::CLASSIC_MAX_K;
 #[cfg(doc)]
@@ -55,24 +55,24 @@ pub struct Header {
 /// use linebloom::format::{Shape, read_header};
 ///
 /// let bytes = ClassicBloom::with_bits(1_000, 7, 0)?.to_bytes();
-/// assert_eq!(read_header(&bytes)?.shape, Shape::Classic { bits: 1_000, hashes: 7 });
+/// assert_eq!(read_header(&bytes)?.shape, Shape::Classic { bits: 1_000, k: 7 });
 /// # Ok::<(), linebloom::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
-    /// A [`BlockedBloom`]: `lines` 64-byte lines, `hashes` probes per key.
+    /// A [`BlockedBloom`]: `lines` 64-byte lines, `k` probes per key.
     Blocked {
         /// The number of 64-byte lines.
         lines: u64,
         /// Probes per key.
-        hashes: u32,
+        k: u32,
     },
-    /// A [`ClassicBloom`]: `bits` bits, `hashes` probes per key.
+    /// A [`ClassicBloom`]: `bits` bits, `k` probes per key.
     Classic {
         /// The number of bits, `m`.
         bits: u64,
         /// Probes per key.
-        hashes: u32,
+        k: u32,
     },
     /// A [`CuckooFilter`]: `buckets` buckets of four `fingerprint_bits`-bit slots.
     Cuckoo {
@@ -82,12 +82,12 @@ pub enum Shape {
         fingerprint_bits: u32,
     },
     /// A [`CountingBlockedBloom`](crate::CountingBlockedBloom): `lines` lines of 128 4-bit
-    /// counters, `hashes` counters per key.
+    /// counters, `k` counters per key.
     Counting {
         /// The number of 64-byte lines.
         lines: u64,
         /// Counters per key.
-        hashes: u32,
+        k: u32,
     },
     /// A [`ScalableBlockedBloom`](crate::ScalableBlockedBloom) of `filters` blocked filters
     /// (their sizes are in the payload).
@@ -104,6 +104,30 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// Bytes of filter data a filter of this shape holds: its payload in the format, which is
+    /// its `size_bytes()` in memory but for the cuckoo filter's table (rounded up to whole
+    /// 8-byte words, and 2 bytes more with 12-bit fingerprints). An error for a shape out of
+    /// range, and for a scalable chain, whose size is in its parts.
+    ///
+    /// ```
+    /// use linebloom::BlockedBloom;
+    ///
+    /// let shape = BlockedBloom::builder(1_000_000).fpr(0.01).shape()?;
+    /// let filter = BlockedBloom::builder(1_000_000).fpr(0.01).build()?;
+    /// assert_eq!(shape.size_bytes()?, filter.size_bytes() as u64);
+    /// # Ok::<(), linebloom::Error>(())
+    /// ```
+    pub fn size_bytes(&self) -> Result<u64> {
+        if let Shape::Scalable { .. } = self {
+            return Err(Error::InvalidParameter {
+                name: "shape",
+                value: "scalable".into(),
+                allowed: "a single filter (a chain's size is the sum of its parts)",
+            });
+        }
+        self.payload_len()
+    }
+
     /// The filter kind.
     pub fn kind(&self) -> FilterKind {
         match self {
@@ -145,14 +169,14 @@ impl Shape {
     /// The payload length these parameters imply, or why they are out of range.
     fn payload_len(&self) -> Result<u64> {
         let bytes = match *self {
-            Shape::Blocked { lines, hashes } => {
+            Shape::Blocked { lines, k: hashes } => {
                 check_range("blocked probes per key", hashes, 1, MAX_K)?;
                 if lines == 0 {
                     return Err(corrupt("a blocked filter of zero lines"));
                 }
                 lines.checked_mul(std::mem::size_of::<Line>() as u64)
             }
-            Shape::Classic { bits, hashes } => {
+            Shape::Classic { bits, k: hashes } => {
                 check_range("classic probes per key", hashes, 1, CLASSIC_MAX_K)?;
                 if bits == 0 {
                     return Err(corrupt("a classic filter of zero bits"));
@@ -173,7 +197,7 @@ impl Shape {
                 }
                 buckets.checked_mul(u64::from(SLOTS_PER_BUCKET * fingerprint_bits / 8))
             }
-            Shape::Counting { lines, hashes } => {
+            Shape::Counting { lines, k: hashes } => {
                 check_range("counting counters per key", hashes, 1, MAX_COUNTING_K)?;
                 if lines == 0 {
                     return Err(corrupt("a counting filter of zero lines"));
@@ -221,13 +245,13 @@ impl Header {
 
     pub(super) fn to_bytes(self) -> [u8; HEADER_LEN] {
         let (kind, size, param) = match self.shape {
-            Shape::Blocked { lines, hashes } => (KIND_BLOCKED, lines, hashes),
-            Shape::Classic { bits, hashes } => (KIND_CLASSIC, bits, hashes),
+            Shape::Blocked { lines, k: hashes } => (KIND_BLOCKED, lines, hashes),
+            Shape::Classic { bits, k: hashes } => (KIND_CLASSIC, bits, hashes),
             Shape::Cuckoo {
                 buckets,
                 fingerprint_bits,
             } => (KIND_CUCKOO, buckets, fingerprint_bits),
-            Shape::Counting { lines, hashes } => (KIND_COUNTING, lines, hashes),
+            Shape::Counting { lines, k: hashes } => (KIND_COUNTING, lines, hashes),
             Shape::Scalable { filters } => (KIND_SCALABLE, filters, 0),
             Shape::SplitBlock { blocks } => (
                 KIND_SPLIT_BLOCK,
@@ -303,11 +327,11 @@ pub fn read_header(bytes: &[u8]) -> Result<Header> {
     let shape = match h[10] {
         KIND_BLOCKED => Shape::Blocked {
             lines: size,
-            hashes: param,
+            k: param,
         },
         KIND_CLASSIC => Shape::Classic {
             bits: size,
-            hashes: param,
+            k: param,
         },
         KIND_CUCKOO => Shape::Cuckoo {
             buckets: size,
@@ -315,7 +339,7 @@ pub fn read_header(bytes: &[u8]) -> Result<Header> {
         },
         KIND_COUNTING => Shape::Counting {
             lines: size,
-            hashes: param,
+            k: param,
         },
         KIND_SCALABLE if param == 0 => Shape::Scalable { filters: size },
         KIND_SCALABLE => {

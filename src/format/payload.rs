@@ -89,7 +89,7 @@ impl BlockedBloom {
     pub(super) fn write_with_items(&self, items: u64, out: impl Write) -> Result<()> {
         let shape = Shape::Blocked {
             lines: self.num_lines() as u64,
-            hashes: self.k(),
+            k: self.k(),
         };
         let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
         let mut out = Checksummed::new(out, header)?;
@@ -122,7 +122,7 @@ impl BlockedBloom {
         let mut head = [0u8; HEADER_LEN];
         read_all(&mut input, &mut head)?;
         let header = read_header(&head)?;
-        let Shape::Blocked { lines, hashes } = header.shape else {
+        let Shape::Blocked { lines, k: hashes } = header.shape else {
             return Err(corrupt(format!(
                 "the bytes hold a {} filter, not a blocked one",
                 header.kind()
@@ -155,7 +155,7 @@ impl BlockedBloom {
     /// instead. Every malformed input is an [`Error::Corrupt`] naming the problem.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (header, payload) = parse(bytes, Some(FilterKind::Blocked))?;
-        let Shape::Blocked { hashes, .. } = header.shape else {
+        let Shape::Blocked { k: hashes, .. } = header.shape else {
             return Err(corrupt("the header's kind disagrees with its parameters"));
         };
         // The line count is the checked payload length over 64, so the allocation is bounded by
@@ -182,7 +182,7 @@ impl ClassicBloom {
     pub(super) fn write_with_items(&self, items: u64, out: impl Write) -> Result<()> {
         let shape = Shape::Classic {
             bits: self.num_bits(),
-            hashes: self.k(),
+            k: self.k(),
         };
         let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
         let mut out = Checksummed::new(out, header)?;
@@ -205,7 +205,7 @@ impl ClassicBloom {
     /// [`Error::Corrupt`] naming the problem.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (header, payload) = parse(bytes, Some(FilterKind::Classic))?;
-        let Shape::Classic { bits, hashes } = header.shape else {
+        let Shape::Classic { bits, k: hashes } = header.shape else {
             return Err(corrupt("the header's kind disagrees with its parameters"));
         };
         let mut words = Vec::new();
@@ -282,7 +282,7 @@ impl CountingBlockedBloom {
     pub(super) fn write_with_items(&self, items: u64, out: impl Write) -> Result<()> {
         let shape = Shape::Counting {
             lines: self.num_lines() as u64,
-            hashes: self.k(),
+            k: self.k(),
         };
         let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
         let mut out = Checksummed::new(out, header)?;
@@ -294,7 +294,7 @@ impl CountingBlockedBloom {
     /// an [`Error::Corrupt`] naming the problem.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (header, payload) = parse(bytes, Some(FilterKind::Counting))?;
-        let Shape::Counting { hashes, .. } = header.shape else {
+        let Shape::Counting { k: hashes, .. } = header.shape else {
             return Err(corrupt("the header's kind disagrees with its parameters"));
         };
         let lines = lines_from_words(payload)?;

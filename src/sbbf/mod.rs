@@ -134,6 +134,19 @@ impl std::fmt::Debug for SplitBlockBloom {
     }
 }
 
+/// Whole blocks for `items` keys at `bits_per_key` bits each (at least one).
+fn blocks_for_bits(items: u64, bits_per_key: f64) -> Result<usize> {
+    check_bits_per_key(bits_per_key)?;
+    let blocks = (items as f64 * bits_per_key / f64::from(BLOCK_BITS)).ceil();
+    if blocks > MAX_BLOCKS as f64 {
+        return Err(Error::TooLarge {
+            items,
+            bits_per_key,
+        });
+    }
+    Ok((blocks as usize).max(1))
+}
+
 /// Builds a [`SplitBlockBloom`] from an expected item count and a size (a target FPR, sized as
 /// Parquet writers size a bitset, or a number of bits per key). The layout fixes the rest: 8
 /// bits per key, XXH64 with seed 0.
@@ -156,9 +169,22 @@ impl SplitBlockBloomBuilder {
 
     /// Builds the empty filter, or says which parameter is out of range.
     pub fn build(self) -> Result<SplitBlockBloom> {
+        SplitBlockBloom::with_blocks(self.blocks()?)
+    }
+
+    /// The shape [`build`](Self::build) gives (its blocks), without taking memory: the sizing
+    /// rule, for planning.
+    pub fn shape(&self) -> Result<crate::format::Shape> {
+        Ok(crate::format::Shape::SplitBlock {
+            blocks: self.blocks()? as u64,
+        })
+    }
+
+    fn blocks(&self) -> Result<usize> {
+        check_items(self.items)?;
         match self.size {
-            Sizing::Fpr(fpr) => SplitBlockBloom::with_fpr(self.items, fpr),
-            Sizing::BitsPerKey(b) => SplitBlockBloom::with_bits_per_key(self.items, b),
+            Sizing::Fpr(fpr) => Ok(parquet_bitset_bytes(self.items, fpr)? / BLOCK_BYTES),
+            Sizing::BitsPerKey(b) => blocks_for_bits(self.items, b),
         }
     }
 }
@@ -186,24 +212,14 @@ impl SplitBlockBloom {
     /// A filter for `items` keys at false-positive rate `fpr`, sized as Parquet writers size
     /// one ([`with_ndv_fpp`](Self::with_ndv_fpp)); an error for 0 items.
     pub fn with_fpr(items: u64, fpr: f64) -> Result<Self> {
-        check_items(items)?;
-        Self::with_ndv_fpp(items, fpr)
+        Self::builder(items).fpr(fpr).build()
     }
 
     /// A filter for `items` keys at `bits_per_key` bits each, in whole blocks (not rounded to a
     /// power of two, which the layout does not need: any Parquet reader reads such a bitset, but
     /// writers of Parquet files use [`with_ndv_fpp`](Self::with_ndv_fpp)).
     pub fn with_bits_per_key(items: u64, bits_per_key: f64) -> Result<Self> {
-        check_items(items)?;
-        check_bits_per_key(bits_per_key)?;
-        let blocks = (items as f64 * bits_per_key / f64::from(BLOCK_BITS)).ceil();
-        if blocks > MAX_BLOCKS as f64 {
-            return Err(Error::TooLarge {
-                items,
-                bits_per_key,
-            });
-        }
-        Self::with_blocks((blocks as usize).max(1))
+        Self::builder(items).bits_per_key(bits_per_key).build()
     }
 
     /// An empty filter of exactly `blocks` 32-byte blocks (1 to 2^32).

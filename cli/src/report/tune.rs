@@ -38,12 +38,16 @@ use super::keys::key_hash;
 use super::lineup::build_subject;
 use super::measure::{Method, Sampling, Stat, sample_batch, thread_pool, timed_insert};
 use super::subject::{Contender, Subject};
-use linebloom::ScalableBlockedBloom;
 use linebloom::error::{Error, MAX_BITS_PER_KEY, Result};
 use linebloom::filter::FilterKind;
+use linebloom::format::Shape;
 use linebloom::hash::{mix64, reduce};
 use linebloom::internals::{check_fpr, check_items};
 use linebloom::model;
+use linebloom::{
+    BlockedBloom, ClassicBloom, CountingBlockedBloom, CuckooFilter, ScalableBlockedBloom,
+    SplitBlockBloom,
+};
 
 /// The memory premium (for the same FPR) the blocked filter's one-miss lookups are worth.
 pub const BLOCKED_PREMIUM_LIMIT: f64 = 0.20;
@@ -51,10 +55,11 @@ pub const BLOCKED_PREMIUM_LIMIT: f64 = 0.20;
 /// The most bits per key a memory budget is spent on (see [`recommend`]).
 pub const MEMORY_BITS_CAP: f64 = 64.0;
 
-/// The cuckoo filter's planned load and slots per bucket (see `linebloom::cuckoo`).
-const CUCKOO_LOAD: f64 = 0.95;
-const CUCKOO_SLOTS: u32 = 4;
-const CUCKOO_WIDTHS: [u32; 3] = [8, 12, 16];
+/// The cuckoo filter's planned load, slots per bucket and fingerprint widths.
+use linebloom::cuckoo::{
+    FINGERPRINT_WIDTHS as CUCKOO_WIDTHS, SLOTS_PER_BUCKET as CUCKOO_SLOTS,
+    TARGET_LOAD as CUCKOO_LOAD,
+};
 
 /// What the recommendation must meet.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -510,22 +515,30 @@ fn explain(chosen: &Candidate, premium: Option<f64>, all: &[Candidate]) -> Vec<S
     lines
 }
 
-/// Blocked filter bytes: whole 64-byte lines, as its constructor rounds.
+/// The bytes of the filter a builder would build, by the library's own sizing rule
+/// (`shape()`); a size no filter can have (too large to address) counts as `u64::MAX`, which
+/// no target picks.
+fn shape_bytes(shape: Result<Shape>) -> u64 {
+    shape.and_then(|s| s.size_bytes()).unwrap_or(u64::MAX)
+}
+
+/// Blocked filter bytes: whole 64-byte lines.
 fn blocked_bytes(n: u64, bits_per_key: f64) -> u64 {
-    ((n as f64 * bits_per_key / 512.0).ceil().max(1.0) as u64) * 64
+    shape_bytes(BlockedBloom::builder(n).bits_per_key(bits_per_key).shape())
 }
 
 /// Classic filter bytes: whole 64-bit words.
 fn classic_bytes(n: u64, bits_per_key: f64) -> u64 {
-    ((n as f64 * bits_per_key / 64.0).ceil().max(1.0) as u64) * 8
+    shape_bytes(ClassicBloom::builder(n).bits_per_key(bits_per_key).shape())
 }
 
 /// Cuckoo filter bytes: enough 4-slot buckets for the items at 95 % load.
 fn cuckoo_bytes(n: u64, fingerprint_bits: u32) -> u64 {
-    let buckets = (n as f64 / (CUCKOO_SLOTS as f64 * CUCKOO_LOAD))
-        .ceil()
-        .max(1.0) as u64;
-    (buckets * (CUCKOO_SLOTS * fingerprint_bits) as u64).div_ceil(8)
+    shape_bytes(
+        CuckooFilter::builder(n)
+            .fingerprint_bits(fingerprint_bits)
+            .shape(),
+    )
 }
 
 fn blocked_candidate(n: u64, bits_per_key: f64) -> Candidate {
@@ -619,7 +632,11 @@ fn split_block_for(n: u64, target: Target) -> std::result::Result<Candidate, Str
             ((blocks * 256) as f64 / n as f64).min(MEMORY_BITS_CAP)
         }
     };
-    let bytes = ((n as f64 * bits_per_key / 256.0).ceil().max(1.0) as u64) * 32;
+    let bytes = shape_bytes(
+        SplitBlockBloom::builder(n)
+            .bits_per_key(bits_per_key)
+            .shape(),
+    );
     let bits_per_key = bytes as f64 * 8.0 / n as f64;
     Ok(Candidate {
         filter: FilterKind::SplitBlock,
@@ -649,8 +666,12 @@ fn cuckoo_for_bits(n: u64, b: f64) -> std::result::Result<Candidate, String> {
 
 fn counting_candidate(n: u64, bits_per_key: f64) -> Candidate {
     let k = linebloom::counting::counting_optimal_k(bits_per_key / 4.0);
-    // Whole lines of 128 counters, as the constructor rounds.
-    let bytes = blocked_bytes(n, bits_per_key);
+    // Whole lines of 128 counters.
+    let bytes = shape_bytes(
+        CountingBlockedBloom::builder(n)
+            .bits_per_key(bits_per_key)
+            .shape(),
+    );
     Candidate {
         filter: FilterKind::Counting,
         bits_per_key: bytes as f64 * 8.0 / n as f64,
@@ -910,6 +931,7 @@ mod tests {
                     .fingerprint_bits(f)
                     .build()
                     .unwrap();
+                // The table in memory: whole 8-byte words, 2 bytes more for 12-bit buckets.
                 let diff = c.size_bytes() as i64 - cuckoo_bytes(n, f) as i64;
                 assert!((0..16).contains(&diff), "n={n} f={f}: {diff}");
             }
