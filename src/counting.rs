@@ -656,6 +656,10 @@ impl Filter for CountingBlockedBloom {
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         CountingBlockedBloom::contains_hashes(self, hashes, out)
     }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        CountingBlockedBloom::insert_hashes(self, hashes);
+        Ok(())
+    }
     fn size_bytes(&self) -> usize {
         CountingBlockedBloom::size_bytes(self)
     }

@@ -106,6 +106,11 @@ pub trait Filter: Send + Sync {
     fn contains_hash(&self, hash: u64) -> bool;
     /// Batched lookup: `out[i] = contains_hash(hashes[i])`; an error if the lengths differ.
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()>;
+    /// Adds many pre-hashed keys, in order, through the kind's batched insert; stops at the
+    /// first key refused ([`Error::Full`], cuckoo only), with every key before it in.
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        hashes.iter().try_for_each(|&h| self.insert_hash(h))
+    }
     /// Bytes of filter data.
     fn size_bytes(&self) -> usize;
     /// The probe count k, bits set per key (Bloom filters); `None` for the cuckoo filter, which
@@ -131,6 +136,10 @@ impl Filter for crate::BlockedBloom {
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         crate::BlockedBloom::contains_hashes(self, hashes, out)
     }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        crate::BlockedBloom::insert_hashes(self, hashes);
+        Ok(())
+    }
     fn size_bytes(&self) -> usize {
         crate::BlockedBloom::size_bytes(self)
     }
@@ -142,6 +151,40 @@ impl Filter for crate::BlockedBloom {
     }
     fn expected_fpr(&self, items: u64) -> f64 {
         crate::BlockedBloom::expected_fpr(self, items)
+    }
+}
+
+/// The atomic filter answers as the blocked filter it shares its layout with
+/// ([`FilterKind::Blocked`]); through the trait it inserts with `&mut self` like any other.
+impl Filter for crate::AtomicBlockedBloom {
+    fn kind(&self) -> FilterKind {
+        FilterKind::Blocked
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<()> {
+        crate::AtomicBlockedBloom::insert_hash(self, hash);
+        Ok(())
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        crate::AtomicBlockedBloom::contains_hash(self, hash)
+    }
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
+        crate::AtomicBlockedBloom::contains_hashes(self, hashes, out)
+    }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        crate::AtomicBlockedBloom::insert_hashes(self, hashes);
+        Ok(())
+    }
+    fn size_bytes(&self) -> usize {
+        crate::AtomicBlockedBloom::size_bytes(self)
+    }
+    fn k(&self) -> Option<u32> {
+        Some(crate::AtomicBlockedBloom::k(self))
+    }
+    fn seed(&self) -> u64 {
+        crate::AtomicBlockedBloom::seed(self)
+    }
+    fn expected_fpr(&self, items: u64) -> f64 {
+        crate::AtomicBlockedBloom::expected_fpr(self, items)
     }
 }
 

@@ -114,3 +114,27 @@ fn every_kind_round_trips_through_its_bytes() -> Result<()> {
     );
     Ok(())
 }
+
+/// Through the `Filter` trait every owned kind and the atomic filter insert a batch and find it.
+#[test]
+fn the_filter_trait_covers_every_owned_kind() -> Result<()> {
+    use linebloom::Filter;
+    let filters: Vec<Box<dyn Filter>> = vec![
+        Box::new(BlockedBloom::with_fpr(ITEMS, 0.01)?),
+        Box::new(AtomicBlockedBloom::with_fpr(ITEMS, 0.01)?),
+        Box::new(ClassicBloom::with_fpr(ITEMS, 0.01)?),
+        Box::new(CuckooFilter::with_fpr(ITEMS, 0.01)?),
+        Box::new(CountingBlockedBloom::with_fpr(ITEMS, 0.01)?),
+        Box::new(ScalableBlockedBloom::with_fpr(ITEMS, 0.01)?),
+        Box::new(SplitBlockBloom::with_fpr(ITEMS, 0.01)?),
+    ];
+    let hashes = hashes();
+    for mut f in filters {
+        f.insert_hashes(&hashes)?;
+        let mut out = vec![false; hashes.len()];
+        f.contains_hashes(&hashes, &mut out)?;
+        assert!(out.iter().all(|&x| x), "{}", f.kind());
+        assert_eq!(f.k().is_none(), f.kind() == linebloom::FilterKind::Cuckoo);
+    }
+    Ok(())
+}

@@ -485,6 +485,10 @@ impl Filter for ClassicBloom {
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         ClassicBloom::contains_hashes(self, hashes, out)
     }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        ClassicBloom::insert_hashes(self, hashes);
+        Ok(())
+    }
     fn size_bytes(&self) -> usize {
         ClassicBloom::size_bytes(self)
     }

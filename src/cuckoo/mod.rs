@@ -628,6 +628,9 @@ impl Filter for CuckooFilter {
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         CuckooFilter::contains_hashes(self, hashes, out)
     }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        CuckooFilter::insert_hashes(self, hashes)
+    }
     fn size_bytes(&self) -> usize {
         CuckooFilter::size_bytes(self)
     }

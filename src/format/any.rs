@@ -322,6 +322,9 @@ impl Filter for AnyFilter {
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         self.as_filter().contains_hashes(hashes, out)
     }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        self.as_filter_mut().insert_hashes(hashes)
+    }
     fn size_bytes(&self) -> usize {
         self.as_filter().size_bytes()
     }

@@ -449,6 +449,10 @@ impl Filter for SplitBlockBloom {
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         SplitBlockBloom::contains_hashes(self, hashes, out)
     }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<()> {
+        SplitBlockBloom::insert_hashes(self, hashes);
+        Ok(())
+    }
     fn size_bytes(&self) -> usize {
         SplitBlockBloom::size_bytes(self)
     }
