@@ -1,7 +1,7 @@
 //! What one cuckoo lookup costs far past the cache, part by part.
 //!
 //! ```sh
-//! cargo run --release --example cuckoo_lookup -- [MILLION_KEYS]
+//! cargo run --release --features internals --example cuckoo_lookup -- [MILLION_KEYS]
 //! ```
 //!
 //! (default 100 M keys: a cuckoo filter of 8-bit fingerprints at 10 bits per key, 100 MB.) Each

@@ -355,6 +355,7 @@ impl CuckooFilter {
     /// The two buckets a key given by its hash maps to (first, alternate), and the byte offset
     /// of bucket `b` is `b * 4 * fingerprint_bits / 8` in [`table_bytes`](Self::table_bytes):
     /// for `examples/cuckoo_lookup.rs`, which times the loads of a lookup without its test.
+    #[cfg(feature = "internals")]
     #[doc(hidden)]
     #[inline]
     pub fn buckets_of(&self, hash: u64) -> (usize, usize) {
