@@ -99,8 +99,15 @@ pub fn summarize(report: &Report) -> Summary {
         (Some(l), None) => format!("; the largest filter is {}", format_byte_size(l)),
         (None, _) => String::new(),
     };
+    // A build whose flags name no target CPU is what a crate depending on linebloom gets; the
+    // SIMD path is chosen at run time either way, the rest of the code is not.
+    let build = if m.rustflags.contains("target-cpu") {
+        "a build for this CPU (`target-cpu`)"
+    } else {
+        "a default build (no `target-cpu`: what a dependent gets)"
+    };
     let machine = format!(
-        "{} ({} logical CPUs, {cache_words}), SIMD path {}; the run took {:.0} s{where_largest}.",
+        "{} ({} logical CPUs, {cache_words}), SIMD path {}, {build}; the run took {:.0} s{where_largest}.",
         m.cpu_model, m.logical_cpus, m.simd_path, report.elapsed_s
     );
     let at = match largest {
