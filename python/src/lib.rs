@@ -26,6 +26,7 @@ use numpy::{
     PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyUntypedArray,
     PyUntypedArrayMethods,
 };
+use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -141,7 +142,7 @@ fn batch<'py>(x: &Bound<'py, PyAny>, seed: u64) -> PyResult<Batch<'py>> {
     let dtype = untyped.dtype();
     match dtype.kind() {
         b'O' | b'U' | b'S' => return Ok(Batch::Keys(hash_keys(&array, seed)?)),
-        _ if dtype.is_equiv_to(&numpy::dtype::<u64>(py)) => {}
+        b'u' if dtype.itemsize() == 8 => {}
         _ => {
             return Err(PyTypeError::new_err(format!(
                 "an array batch holds uint64 hashes (got dtype {}); pass keys as a list, or \
@@ -156,11 +157,13 @@ fn batch<'py>(x: &Bound<'py, PyAny>, seed: u64) -> PyResult<Batch<'py>> {
             untyped.ndim()
         )));
     }
-    let array = if untyped.is_c_contiguous() {
+    let array = if untyped.is_c_contiguous() && dtype.is_native_byteorder() != Some(false) {
         array
     } else {
-        py.import("numpy")?
-            .call_method1("ascontiguousarray", (array,))?
+        // A strided view or a byte-swapped dtype: one native, contiguous copy.
+        let numpy = py.import("numpy")?;
+        let uint64 = numpy.getattr("uint64")?;
+        numpy.call_method1("ascontiguousarray", (array, uint64))?
     };
     let hashes = array.cast_into::<PyArray1<u64>>()?;
     let hashes = hashes
@@ -238,11 +241,19 @@ impl PyBlockedBloom {
 
     /// Reads a filter from the serialized format (as `to_bytes` and the Rust crate write it).
     #[classmethod]
-    fn from_bytes(_cls: &Bound<'_, PyType>, py: Python<'_>, data: PyBackedBytes) -> PyResult<Self> {
-        let inner = py
-            .detach(|| BlockedBloom::from_bytes(&data))
-            .map_err(value_error)?;
-        Ok(Self { inner })
+    fn from_bytes(_cls: &Bound<'_, PyType>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let py = data.py();
+        // `bytes` and `bytearray` are read where they lie; any other buffer (a memoryview, an
+        // mmap) is copied once first.
+        let inner = if let Ok(bytes) = data.extract::<PyBackedBytes>() {
+            py.detach(|| BlockedBloom::from_bytes(&bytes))
+        } else {
+            let copy = PyBuffer::<u8>::get(data)?.to_vec(py)?;
+            py.detach(|| BlockedBloom::from_bytes(&copy))
+        };
+        Ok(Self {
+            inner: inner.map_err(value_error)?,
+        })
     }
 
     /// The filter in the serialized format.
