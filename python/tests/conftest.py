@@ -8,11 +8,11 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def data() -> Path:
     return DATA
