@@ -285,3 +285,22 @@ def test_gil_released_for_batches():
     for t in threads:
         t.join()
     assert results == [1_000_000] * 4
+
+
+def test_a_writer_excludes_other_calls():
+    # While one thread's add_many writes the filter (GIL released), a call from another thread
+    # is refused with RuntimeError rather than racing with it.
+    f = BlockedBloom(50_000_000, 0.01)
+    hashes = np.random.default_rng(5).integers(0, 2**64, size=8_000_000, dtype=np.uint64)
+    writer = threading.Thread(target=f.add_many, args=(hashes,))
+    refused = 0
+    writer.start()
+    while writer.is_alive():
+        try:
+            f.contains_many(hashes[:4])
+        except RuntimeError as e:
+            assert "borrowed" in str(e)
+            refused += 1
+    writer.join()
+    assert refused > 0
+    assert f.contains_many(hashes).all()
