@@ -8,8 +8,9 @@ Needs the wheel and numpy installed; rbloom (`pip install rbloom`) for the one-k
 with `cargo build --release --example batched_lookup` (or pass `--rust` to its binary).
 
 - batched: a filter of ITEMS keys at 10 bits per key (cache-sized by default), PROBES random
-  uint64 hashes never inserted; the best of 7 passes of one `contains_many` call, beside the
-  best of 7 of `contains_hashes` in Rust over the same saved filter and the same hashes;
+  uint64 hashes never inserted; the best pass of one `contains_many` call over all of them,
+  beside the best of `contains_hashes` in Rust over the same saved filter and the same
+  hashes, the two sides taking turns (3 rounds of 7 passes each);
 - keyed batch: `contains_many` on a list of 1 Mi str keys (hashed in Rust, one pass);
 - one key: `key in f` in a Python loop over 1 Mi str keys, and the same loop over an rbloom
   filter of the same size and FPR; the loop with a plain set lookup is the floor of the loop
@@ -63,24 +64,30 @@ def main() -> None:
     probes = rng.integers(0, 2**64, size=args.probes, dtype=np.uint64)
     rows = {"filter_bytes": f.size_bytes, "probes": args.probes, "simd_path": linebloom.simd_path()}
 
-    seconds = best_of(7, lambda: f.contains_many(probes))
-    rows["python_contains_many_keys_per_s"] = args.probes / seconds
+    # Python and Rust take turns (3 rounds of 7 passes each, the best pass of each side kept),
+    # so that a shared host's slow moments fall on both sides alike.
     yes = int(f.contains_many(probes).sum())
-
-    if args.rust.is_file():
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "f.lbf").write_bytes(f.to_bytes())
-            probes.astype("<u8").tofile(Path(tmp) / "probes.u64")
+    python_best, rust_best = float("inf"), 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "f.lbf").write_bytes(f.to_bytes())
+        probes.astype("<u8").tofile(Path(tmp) / "probes.u64")
+        for _ in range(3):
+            python_best = min(python_best, best_of(7, lambda: f.contains_many(probes)))
+            if not args.rust.is_file():
+                continue
             out = subprocess.run(
                 [args.rust, Path(tmp) / "f.lbf", Path(tmp) / "probes.u64"],
                 check=True,
                 capture_output=True,
                 text=True,
             ).stdout
-        rust = json.loads(out)
-        assert rust["yes"] == yes, "Rust and Python disagree on the same filter and hashes"
-        rows["rust_contains_hashes_keys_per_s"] = float(rust["keys_per_s"])
-        rows["rust_over_python"] = rust["keys_per_s"] / rows["python_contains_many_keys_per_s"]
+            rust = json.loads(out)
+            assert rust["yes"] == yes, "Rust and Python disagree on the same filter and hashes"
+            rust_best = max(rust_best, float(rust["keys_per_s"]))
+    rows["python_contains_many_keys_per_s"] = args.probes / python_best
+    if rust_best:
+        rows["rust_contains_hashes_keys_per_s"] = rust_best
+        rows["rust_over_python"] = rust_best / rows["python_contains_many_keys_per_s"]
     else:
         print(f"no {args.rust}: cargo build --release --example batched_lookup", file=sys.stderr)
 
