@@ -1,36 +1,39 @@
 """Type stubs of the Rust extension ``linebloom._linebloom`` (re-exported by ``linebloom``)."""
 
 from collections.abc import Iterable
-from typing import Any, Self, SupportsIndex
+from typing import Any, ClassVar, Self, SupportsIndex, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = ["BlockedBloom", "DEFAULT_SEED", "simd_path", "__version__"]
 
 __version__: str
 
 DEFAULT_SEED: int
 """The seed of every filter built without one (the Rust crate's ``hash::DEFAULT_SEED``)."""
 
-Key = bytes | bytearray | str | int
+_Key = bytes | bytearray | str | int
 """A key: bytes as they are, str as UTF-8, int in [-2**63, 2**64) as 8 little-endian bytes."""
 
-Batch = npt.NDArray[np.uint64] | memoryview | Iterable[Key] | Any
+_Batch = npt.NDArray[np.uint64] | memoryview | Iterable[_Key] | Any
 """A batch: an array (or buffer) of uint64 hashes, or an iterable of keys."""
 
 def simd_path() -> str:
     """The SIMD path the library's lookups run on this machine."""
 
+@final
 class BlockedBloom:
     """A register-blocked Bloom filter: each key sets and tests k bits in one 64-byte line."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         items: int,
         fpr: float = 0.01,
         *,
         hashes: int | None = None,
         seed: int | None = None,
-    ) -> None:
+    ) -> Self:
         """An empty filter for ``items`` keys at a false-positive rate of about ``fpr``.
 
         Raises ``ValueError`` for ``items < 1``, ``fpr`` outside (0, 1), ``hashes`` outside
@@ -55,35 +58,37 @@ class BlockedBloom:
     def to_bytes(self) -> bytes:
         """The filter in the Rust crate's serialized format."""
 
-    def add(self, key: Key) -> None:
+    def add(self, key: _Key) -> None:
         """Adds one key (``TypeError`` for other types, ``ValueError`` for an int out of range)."""
 
-    def __contains__(self, key: Key) -> bool: ...
+    def __contains__(self, key: _Key, /) -> bool: ...
 
-    def add_many(self, x: Batch) -> None:
+    def add_many(self, x: _Batch) -> None:
         """Adds an array of uint64 hashes (as ``insert_hashes``) or an iterable of keys.
 
         The GIL is released while the filter is written.
         """
 
-    def contains_many(self, x: Batch) -> npt.NDArray[np.bool_]:
+    def contains_many(self, x: _Batch) -> npt.NDArray[np.bool_]:
         """Looks up an array of uint64 hashes or an iterable of keys; one bool per entry.
 
         The GIL is released during the lookups.
         """
 
-    def hash(self, key: Key) -> int:
+    def hash(self, key: _Key) -> int:
         """The 64-bit hash of ``key`` under this filter's seed."""
 
-    def hash_many(self, keys: Iterable[Key]) -> npt.NDArray[np.uint64]:
+    def hash_many(self, keys: Iterable[_Key]) -> npt.NDArray[np.uint64]:
         """The hashes of ``keys`` under this filter's seed."""
 
     def update(self, other: BlockedBloom) -> None:
         """Adds every key of ``other`` (``ValueError`` unless both have the same shape and seed)."""
 
-    def __or__(self, other: BlockedBloom) -> BlockedBloom: ...
-    def __ior__(self, other: BlockedBloom) -> Self: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __or__(self, other: BlockedBloom, /) -> BlockedBloom: ...
+    def __ror__(self, other: BlockedBloom, /) -> BlockedBloom: ...
+    def __ior__(self, other: BlockedBloom, /) -> Self: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
     def copy(self) -> BlockedBloom: ...
     def __copy__(self) -> BlockedBloom: ...
     def __deepcopy__(self, memo: Any) -> BlockedBloom: ...

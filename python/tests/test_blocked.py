@@ -259,6 +259,11 @@ def test_union():
         a |= BlockedBloom(1000, 0.01, hashes=3)
     with pytest.raises(TypeError):
         a | 5
+    with pytest.raises(TypeError):
+        a |= 5
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)  # mutable, compared by value
+    assert a != "not a filter"
 
 
 def test_clear():
