@@ -118,6 +118,8 @@ def test_batches_of_hashes():
     ro.setflags(write=False)
     assert f.contains_many(ro).all()
     assert f.contains_many(np.array([], dtype=np.uint64)).shape == (0,)
+    assert f.contains_many([]).shape == (0,) and f.contains_many(iter([])).dtype == np.bool_
+    f.add_many([])
     assert f.contains_many(hashes.astype(">u8")).all()  # byte-swapped dtype, same values
 
 
