@@ -3,8 +3,8 @@ use it to drop the rows of another partitioned data set whose key cannot match.
 
 1. Every partition of the build side builds its own filter, all with the same shape (sized for
    the whole side's key count) and seed, so any two of them OR together.
-2. The filters are ORed pairwise up a tree (``Bag.reduction(..., split_every=2)``): no worker
-   ever holds more than two filters, and the result is bit for bit the filter one process would
+2. The filters are ORed pairwise up a tree (``Bag.reduction(..., split_every=2)``): no task
+   merges more than two filters, and the result is bit for bit the filter one process would
    build from all the keys (OR is commutative and associative).
 3. The merged filter goes to every worker once (``Client.scatter(..., broadcast=True)``); it
    pickles as its serialized bytes.
@@ -69,7 +69,7 @@ def semi_join(client: Client, rows: db.Bag, bloom: BlockedBloom) -> list[list[tu
     return client.gather(kept)
 
 
-def sample_data(build_keys: int, probe_rows: int, partitions: int, seed: int = 7) -> tuple[list[str], list[tuple[str, int]]]:
+def sample_data(build_keys: int, probe_rows: int, seed: int = 7) -> tuple[list[str], list[tuple[str, int]]]:
     """A build side of distinct keys and a probe side where about one row in four matches."""
     rng = np.random.default_rng(seed)
     keys = [f"customer-{i}" for i in range(build_keys)]
@@ -80,7 +80,7 @@ def sample_data(build_keys: int, probe_rows: int, partitions: int, seed: int = 7
 
 def main() -> None:
     items, fpr, partitions = 200_000, 0.01, 8
-    keys, rows = sample_data(items, 400_000, partitions)
+    keys, rows = sample_data(items, 400_000)
     with (
         LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster,
         Client(cluster) as client,

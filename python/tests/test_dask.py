@@ -49,7 +49,7 @@ def test_semijoin_on_two_worker_processes(example, client):
     assert len(pids) == 2 and len(set(pids.values())) == 2 and os.getpid() not in pids.values()
 
     items, fpr, partitions = 20_000, 0.01, 6
-    keys, rows = example.sample_data(items, 40_000, partitions)
+    keys, rows = example.sample_data(items, 40_000)
     build_side = db.from_sequence(keys, npartitions=partitions)
     assert build_side.npartitions >= 4
 
