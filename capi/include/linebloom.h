@@ -564,6 +564,18 @@ linebloom_status linebloom_split_block_contains_hashes(const linebloom_split_blo
                                                        bool *out);
 
 /**
+ * Adds every value of `other` to `into` (the OR of the bitsets): afterwards `into` holds the
+ * bits of a filter built from both filters' values. `INCOMPATIBLE` (and `into` unchanged)
+ * when they differ in blocks. `into` and `other` may be the same filter (nothing changes).
+ *
+ * # Safety
+ * `into` is a live handle that no other thread uses during the call; `other` is a live handle
+ * that no thread writes to during the call.
+ */
+linebloom_status linebloom_split_block_union(linebloom_split_block *into,
+                                             const linebloom_split_block *other);
+
+/**
  * Sets `*bitset` to the filter's bitset as a Parquet file stores it (the bytes after the
  * thrift header: blocks of eight little-endian `uint32_t`) and `*len` to its size. The
  * pointer is valid until the filter is freed; the bytes change as values are inserted.

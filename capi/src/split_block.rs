@@ -7,7 +7,7 @@
 
 use linebloom::{Key, SplitBlockBloom, SplitBlockBloomRef};
 
-use crate::args::{borrow, slice, slot};
+use crate::args::{borrow, borrow_mut, slice, slot};
 use crate::calls::{self, Lookup, Owned};
 use crate::status::{Status, guard};
 
@@ -204,6 +204,31 @@ pub unsafe extern "C" fn linebloom_split_block_contains_hashes(
 ) -> Status {
     // SAFETY: the caller's promises for `filter`, `hashes` and `out`.
     unsafe { calls::contains_hashes(filter, hashes, n, out) }
+}
+
+/// Adds every value of `other` to `into` (the OR of the bitsets): afterwards `into` holds the
+/// bits of a filter built from both filters' values. `INCOMPATIBLE` (and `into` unchanged)
+/// when they differ in blocks. `into` and `other` may be the same filter (nothing changes).
+///
+/// # Safety
+/// `into` is a live handle that no other thread uses during the call; `other` is a live handle
+/// that no thread writes to during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn linebloom_split_block_union(
+    into: *mut SplitBlock,
+    other: *const SplitBlock,
+) -> Status {
+    guard(|| {
+        if !into.is_null() && std::ptr::eq(into, other) {
+            // A filter united with itself keeps its bits; an exclusive and a shared reference
+            // to one filter must not exist at once.
+            return Ok(());
+        }
+        // SAFETY: the caller's promises for `into` and `other`, which are different handles.
+        let (into, other) = unsafe { (borrow_mut(into, "into")?, borrow(other, "other")?) };
+        into.0.union(&other.0)?;
+        Ok(())
+    })
 }
 
 /// Sets `*bitset` to the filter's bitset as a Parquet file stores it (the bytes after the

@@ -377,6 +377,35 @@ impl SplitBlockBloom {
     pub fn clear(&mut self) {
         self.blocks_mut().fill(Block::ZERO);
     }
+
+    /// Adds every value of `other`: afterwards `self` is bit for bit the filter built from
+    /// both filters' values (the OR of the bitsets), as a Parquet writer merging two column
+    /// chunks' filters of one size would get. [`Error::Incompatible`] (and `self` unchanged)
+    /// when the two differ in blocks.
+    ///
+    /// ```
+    /// use linebloom::SplitBlockBloom;
+    ///
+    /// let (mut a, mut b) = (SplitBlockBloom::with_blocks(64)?, SplitBlockBloom::with_blocks(64)?);
+    /// a.insert("x");
+    /// b.insert("y");
+    /// a.union(&b)?;
+    /// assert!(a.contains("x") && a.contains("y"));
+    /// assert!(a.union(&SplitBlockBloom::with_blocks(32)?).is_err());
+    /// # Ok::<(), linebloom::Error>(())
+    /// ```
+    pub fn union(&mut self, other: &Self) -> Result<()> {
+        if self.num_blocks != other.num_blocks {
+            return Err(Error::Incompatible(format!(
+                "split-block filters of {} and {} blocks",
+                self.num_blocks, other.num_blocks
+            )));
+        }
+        for (a, b) in self.lines.iter_mut().zip(other.lines.iter()) {
+            a.union(b);
+        }
+        Ok(())
+    }
 }
 
 fn check_blocks(blocks: u64) -> Result<()> {

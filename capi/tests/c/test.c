@@ -438,6 +438,29 @@ static void test_errors(void) {
     linebloom_blocked_free(f);
 }
 
+static void test_split_block_union(void) {
+    linebloom_split_block *a = NULL, *b = NULL, *smaller = NULL;
+    OK(linebloom_split_block_new_bits_per_key(ITEMS, 10.0, &a));
+    OK(linebloom_split_block_new_bits_per_key(ITEMS, 10.0, &b));
+    uint64_t *hashes = blocked_hashes(0);
+    OK(linebloom_split_block_insert_hashes(a, hashes, ITEMS / 2));
+    OK(linebloom_split_block_insert_hashes(b, hashes + ITEMS / 2, ITEMS / 2));
+    OK(linebloom_split_block_union(a, b));
+    OK(linebloom_split_block_union(a, a));
+    bool *out = malloc(ITEMS);
+    OK(linebloom_split_block_contains_hashes(a, hashes, ITEMS, out));
+    for (uint32_t i = 0; i < ITEMS; i++) CHECK(out[i]);
+    OK(linebloom_split_block_new_bits_per_key(ITEMS / 2, 10.0, &smaller));
+    FAILS(linebloom_split_block_union(a, smaller), LINEBLOOM_STATUS_INCOMPATIBLE, "blocks");
+    FAILS(linebloom_split_block_union(NULL, b), LINEBLOOM_STATUS_NULL_POINTER, "into");
+    FAILS(linebloom_split_block_union(a, NULL), LINEBLOOM_STATUS_NULL_POINTER, "other");
+    free(out);
+    free(hashes);
+    linebloom_split_block_free(a);
+    linebloom_split_block_free(b);
+    linebloom_split_block_free(smaller);
+}
+
 static void test_split_block(void) {
     /* Parquet's hash: XXH64 of the plain encoding, seed 0. */
     uint64_t h = 0;
@@ -618,6 +641,7 @@ int main(void) {
     test_blocked_keys();
     test_blocked_batched();
     test_blocked_union();
+    test_split_block_union();
     test_blocked_bytes_and_views();
     test_errors();
     test_split_block();
