@@ -18,8 +18,7 @@
 //! is `u64x8` (`wide`) code: the key's counters as a vector of nibble increments, the test
 //! "all non-zero" as a fold of each nibble's four bits, and saturation as a fold of the same
 //! bits with AND. Every x86-64 build also carries AVX2 and AVX-512 paths (`counting/kernel.rs`),
-//! chosen at run time as the engine's are ([`simd_path`](crate::simd_path)); every path gives
-//! the same counters.
+//! chosen at run time as the engine's are ([`simd_path`]); every path gives the same counters.
 //!
 //! Memory: 4 bits per counter, so "bits per key" counts 4 per counter (40 bits per key is 10
 //! counters per key). [`counting_fpr`] is the exact model of the layout.
@@ -389,6 +388,7 @@ impl CountingBlockedBloom {
         if lines.is_empty() {
             return Err(Error::Corrupt("a counting filter with no lines".into()));
         }
+        // As in `with_lines`: the choice made before any one-key call.
         simd_path();
         Ok(CountingBlockedBloom {
             lines,

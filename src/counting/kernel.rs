@@ -1,10 +1,11 @@
 //! The counting filter's SIMD paths: insert, lookup and the two removes of one key in its line,
-//! on the engine's paths ([`SimdPath`], chosen once by [`simd_path`](crate::simd_path)).
+//! on the engine's paths ([`SimdPath`](crate::SimdPath), chosen once by
+//! [`simd_path`](crate::simd_path)).
 //!
 //! The portable path is the `wide` code of `counting.rs`, whose instructions are fixed when the
 //! crate is compiled (SSE2 in a dependent's ordinary x86-64 build). The AVX2 and AVX-512 paths
 //! are intrinsics inside `#[target_feature]` functions, so every x86-64 build carries them; the
-//! engine's run-time choice picks one. One-key calls branch on the cached path (`*_on`); the
+//! engine's run-time choice picks one. One-key calls test the cached choice (`on_chosen!`); the
 //! batched loops of `counting.rs` are compiled once per path with the engine's `per_path!`, so
 //! the branch is taken once per batch and the kernel inlines into the loop.
 //!
@@ -14,7 +15,9 @@
 //! masked in place (`line & nibbles`) is zero when the counter is zero and equals `nibbles`
 //! when it is saturated, so no fold over the line's nibbles is needed. The AVX2 path computes
 //! the counter's position with a 32 x 32 -> 64-bit multiply of the low halves (bits 28..32 of
-//! the full product are those of the 32-bit product the portable path takes).
+//! the full product are those of the 32-bit product the portable path takes). A loop of
+//! one-key calls is bound by instructions per key, so the kernels load the words a key uses
+//! from `counting::ENABLE` rather than compute them.
 
 use super::RemoveRefused;
 use crate::blocked::Line;
