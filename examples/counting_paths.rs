@@ -14,6 +14,10 @@
 //! in turn, so a noisy moment touches every path alike. Each figure is the fastest of the
 //! rounds (each child times every operation three times), in ns per key. The last column is a
 //! digest of the filter's counters after the inserts: every path must print the same.
+//!
+//! A build that enables AVX-512 itself (the native build here) runs the counting filter's
+//! one-key calls on the AVX-512 kernel whatever `LINEBLOOM_SIMD` says; its batched calls and
+//! the atomic filter's lookups follow the variable.
 
 use std::hint::black_box;
 use std::process::Command;
