@@ -14,9 +14,11 @@
 //! - `remove_exact` also refuses when one of them is saturated, so that what it subtracts is
 //!   exactly what one insert of the key added.
 //!
-//! Each operation is a handful of `u64x8` (`wide`) instructions on the whole line: the key's
-//! counters as a vector of nibble increments, the test "all non-zero" as a fold of each nibble's
-//! four bits, and saturation as a fold of the same bits with AND.
+//! Each operation is a handful of vector instructions on the whole line. The portable path
+//! is `u64x8` (`wide`) code: the key's counters as a vector of nibble increments, the test
+//! "all non-zero" as a fold of each nibble's four bits, and saturation as a fold of the same
+//! bits with AND. Every x86-64 build also carries AVX2 and AVX-512 paths (`counting/kernel.rs`),
+//! chosen at run time as the engine's are ([`simd_path`]); every path gives the same counters.
 //!
 //! Memory: 4 bits per counter, so "bits per key" counts 4 per counter (40 bits per key is 10
 //! counters per key). [`counting_fpr`] is the exact model of the layout.
@@ -42,6 +44,7 @@
 
 use wide::{u32x16, u64x8};
 
+use crate::blocked::arch::{per_path, simd_path};
 use crate::blocked::simd::SALTS;
 use crate::blocked::{Line, LineBuf, line_for, line_for_mut};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
@@ -214,6 +217,52 @@ fn saturated(line: u64x8) -> u64x8 {
     line & (line >> 1u64) & (line >> 2u64) & (line >> 3u64) & u64x8::splat(NIBBLE_LOW)
 }
 
+/// The portable path's insert (`CountKernel::insert`).
+#[inline(always)]
+fn insert_portable(line: &mut Line, hash: u64, k: u32) {
+    let value = load(line);
+    let inc = increments(hash, k);
+    store(line, value + (inc & !saturated(value)));
+}
+
+/// The portable path's lookup.
+#[inline(always)]
+fn contains_portable(line: &Line, hash: u64, k: u32) -> bool {
+    key_present(load(line), hash, k)
+}
+
+/// The portable path's remove.
+#[inline(always)]
+fn remove_portable(line: &mut Line, hash: u64, k: u32) -> bool {
+    let value = load(line);
+    let inc = increments(hash, k);
+    if !all_present(value, inc) {
+        return false;
+    }
+    store(line, value - (inc & !saturated(value)));
+    true
+}
+
+/// The portable path's exact remove.
+#[inline(always)]
+fn remove_exact_portable(
+    line: &mut Line,
+    hash: u64,
+    k: u32,
+) -> std::result::Result<(), RemoveRefused> {
+    let value = load(line);
+    let inc = increments(hash, k);
+    if !all_present(value, inc) {
+        return Err(RemoveRefused::Absent);
+    }
+    if !(saturated(value) & inc).simd_eq(u64x8::ZERO).all() {
+        return Err(RemoveRefused::Saturated);
+    }
+    // Every counter of the key is in 1..=14: a plain subtraction, no borrow.
+    store(line, value - inc);
+    Ok(())
+}
+
 #[inline(always)]
 fn load(line: &Line) -> u64x8 {
     bytemuck::cast(*line)
@@ -341,6 +390,8 @@ impl CountingBlockedBloom {
     /// A filter of exactly `lines` lines (128 counters each) and `k` counters per key.
     pub fn with_lines(lines: usize, k: u32, seed: u64) -> Result<Self> {
         check_k(k)?;
+        // The one-key calls read the SIMD path without making the choice (`kernel`).
+        simd_path();
         Ok(CountingBlockedBloom {
             lines: crate::blocked::zeroed_lines(lines)?,
             hashes: k,
@@ -354,6 +405,8 @@ impl CountingBlockedBloom {
         if lines.is_empty() {
             return Err(Error::Corrupt("a counting filter with no lines".into()));
         }
+        // As in `with_lines`: the choice made before any one-key call.
+        simd_path();
         Ok(CountingBlockedBloom {
             lines,
             hashes,
@@ -451,15 +504,13 @@ impl CountingBlockedBloom {
         let Some(line) = line_for_mut(&mut self.lines, hash) else {
             return;
         };
-        let value = load(line);
-        let inc = increments(hash, k);
-        store(line, value + (inc & !saturated(value)));
+        kernel::insert(line, hash, k);
     }
 
     /// Whether a pre-hashed key may be present: all its counters are non-zero.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        key_present(load(line_for(&self.lines, hash)), hash, self.hashes)
+        kernel::contains(line_for(&self.lines, hash), hash, self.hashes)
     }
 
     /// Removes one insert of a pre-hashed key: 1 less in each of its counters that is not
@@ -475,13 +526,7 @@ impl CountingBlockedBloom {
         let Some(line) = line_for_mut(&mut self.lines, hash) else {
             return false;
         };
-        let value = load(line);
-        let inc = increments(hash, k);
-        if !all_present(value, inc) {
-            return false;
-        }
-        store(line, value - (inc & !saturated(value)));
-        true
+        kernel::remove(line, hash, k)
     }
 
     /// [`remove_exact`](Self::remove_exact) for a pre-hashed key: 1 less in each of its
@@ -493,41 +538,21 @@ impl CountingBlockedBloom {
         let Some(line) = line_for_mut(&mut self.lines, hash) else {
             return Err(RemoveRefused::Absent);
         };
-        let value = load(line);
-        let inc = increments(hash, k);
-        if !all_present(value, inc) {
-            return Err(RemoveRefused::Absent);
-        }
-        if !(saturated(value) & inc).simd_eq(u64x8::ZERO).all() {
-            return Err(RemoveRefused::Saturated);
-        }
-        // Every counter of the key is in 1..=14: a plain subtraction, no borrow.
-        store(line, value - inc);
-        Ok(())
+        kernel::remove_exact(line, hash, k)
     }
 
     crate::filter::keyed_batch!(unit);
 
     /// Inserts many pre-hashed keys, with each line prefetched a few keys ahead.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + AHEAD) {
-                crate::prefetch::prefetch(line_for(&self.lines, ahead));
-            }
-            self.insert_hash(h);
-        }
+        insert_loop(simd_path(), &mut self.lines, self.hashes, hashes);
     }
 
     /// Batched lookup: `out[i] = contains_hash(hashes[i])`, each line prefetched a few keys
     /// ahead. An error when the lengths differ.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         crate::error::check_same_len(hashes.len(), out.len())?;
-        for (i, (&h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {
-            if let Some(&ahead) = hashes.get(i + AHEAD) {
-                crate::prefetch::prefetch(line_for(&self.lines, ahead));
-            }
-            *o = self.contains_hash(h);
-        }
+        contains_loop(simd_path(), &self.lines, self.hashes, hashes, out);
         Ok(())
     }
 
@@ -707,6 +732,48 @@ impl std::error::Error for RemoveRefused {}
 /// Keys between a line's prefetch and its use in the batched forms.
 const AHEAD: usize = 16;
 
+/// The batched insert's loop on kernel `K`.
+///
+/// # Safety
+/// The CPU has `K`'s path.
+#[inline(always)]
+unsafe fn insert_with<K: CountKernel>(lines: &mut [Line], k: u32, hashes: &[u64]) {
+    for (i, &h) in hashes.iter().enumerate() {
+        if let Some(&ahead) = hashes.get(i + AHEAD) {
+            crate::prefetch::prefetch(line_for(lines, ahead));
+        }
+        if let Some(line) = line_for_mut(lines, h) {
+            // SAFETY: the caller's contract.
+            unsafe { K::insert(line, h, k) };
+        }
+    }
+}
+
+/// The batched lookup's loop on kernel `K`, for slices of equal length.
+///
+/// # Safety
+/// The CPU has `K`'s path.
+#[inline(always)]
+unsafe fn contains_with<K: CountKernel>(lines: &[Line], k: u32, hashes: &[u64], out: &mut [bool]) {
+    for (i, (&h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {
+        if let Some(&ahead) = hashes.get(i + AHEAD) {
+            crate::prefetch::prefetch(line_for(lines, ahead));
+        }
+        // SAFETY: the caller's contract.
+        *o = unsafe { K::contains(line_for(lines, h), h, k) };
+    }
+}
+
+per_path! {
+    /// The batched insert on one path (an available one).
+    fn insert_loop(lines: &mut [Line], k: u32, hashes: &[u64]) = insert_with;
+}
+
+per_path! {
+    /// The batched lookup on one path (an available one).
+    fn contains_loop(lines: &[Line], k: u32, hashes: &[u64], out: &mut [bool]) = contains_with;
+}
+
 fn check_k(k: u32) -> Result<()> {
     if !(1..=MAX_COUNTING_K).contains(&k) {
         return Err(Error::InvalidK {
@@ -732,6 +799,9 @@ fn counters_scalar(hash: u64, hashes: u32) -> Vec<usize> {
         })
         .collect()
 }
+
+mod kernel;
+use kernel::CountKernel;
 
 #[cfg(test)]
 mod tests;

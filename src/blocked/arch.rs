@@ -124,6 +124,29 @@ fn choose() -> SimdPath {
     path
 }
 
+/// Whether [`simd_path`] has chosen `path`: one relaxed load and one compare, `false` before
+/// the first choice. For one-key calls that test for their fastest path first and call
+/// [`simd_path`] otherwise: a `match` on [`simd_path`] per key also carries its first-call
+/// branch and tests the path twice, which shows in a tight loop of one-key calls.
+// Builds that enable AVX-512 themselves run the counting filter's one-key kernels without it,
+// and other architectures have only the portable path.
+#[cfg_attr(
+    any(
+        not(target_arch = "x86_64"),
+        all(
+            target_feature = "avx512f",
+            target_feature = "avx512dq",
+            target_feature = "avx2",
+            target_feature = "bmi2"
+        )
+    ),
+    allow(dead_code)
+)]
+#[inline(always)]
+pub(crate) fn is_chosen(path: SimdPath) -> bool {
+    CHOSEN.load(Ordering::Relaxed) == path.code()
+}
+
 /// One path's mask, test and set of a key in its line: exactly the bits of
 /// [`mask_for`] with `k` probes (1..=16).
 ///

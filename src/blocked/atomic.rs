@@ -4,12 +4,16 @@
 //! This module owns [`AtomicBlockedBloom`] and its conversions to and from [`BlockedBloom`]. The
 //! line and mask of a key are the engine's (`line_index`, `simd::mask_for`), so a key sets
 //! exactly the bits it sets in the owned filter, and converting back gives a bit-identical
-//! filter whatever order the threads inserted in (OR is commutative and idempotent).
+//! filter whatever order the threads inserted in (OR is commutative and idempotent). A lookup
+//! reads the line's eight words and tests them on the engine's SIMD path (`arch::test`, chosen
+//! at run time), branch-free; an insert ORs the mask's words one atomic word at a time, whose
+//! locked ORs, not the mask, set its speed.
 //!
 //! The memory-ordering guarantees are documented on [`AtomicBlockedBloom`].
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use super::arch::test;
 use super::simd::{LINE_BITS, Line, mask_for};
 use super::{BlockedBloom, BlockedBloomBuilder, check_k, line_index};
 use crate::error::{Error, Result};
@@ -53,7 +57,7 @@ fn mask_words(hash: u64, hashes: u32) -> [u64; 8] {
 ///
 /// # Memory ordering
 /// An insert ORs each non-zero 64-bit word of the key's mask into its line with a `Relaxed`
-/// `fetch_or`; a lookup loads the same words with `Relaxed` loads. That gives:
+/// `fetch_or`; a lookup loads the line's eight words with `Relaxed` loads. That gives:
 /// - on one thread, a `contains` after an `insert` of the same key returns `true` (each word is
 ///   one atomic location, and a thread always sees its own latest writes to it);
 /// - on another thread, a `contains` returns `true` for every key whose `insert` *happened
@@ -65,7 +69,7 @@ fn mask_words(hash: u64, hashes: u32) -> [u64; 8] {
 /// The filter is not a synchronisation primitive: a `contains` that returns `true` does not make
 /// the inserting thread's other writes visible. Publish data through the caller's own
 /// Release/Acquire (or lock) and the filter's bits come along with it. `Relaxed` keeps an insert
-/// at one locked OR per touched word (at most `min(k, 8)`) and a lookup at plain loads.
+/// at one locked OR per touched word (at most `min(k, 8)`) and a lookup at eight plain loads.
 ///
 /// ```
 /// use linebloom::{AtomicBlockedBloom, BlockedBloom};
@@ -206,11 +210,11 @@ impl AtomicBlockedBloom {
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let line = &self.lines[line_index(hash, self.lines.len())];
-        line.0
-            .iter()
-            .zip(mask_words(hash, self.hashes))
-            .all(|(word, bits)| bits == 0 || word.load(Relaxed) & bits == bits)
+        // All eight words, then one vector test: a word-by-word test that stops at the first
+        // word missing a bit branches on the line's contents, which a branch predictor cannot
+        // learn, and loads no less memory (the words share one cache line).
+        let line = self.lines[line_index(hash, self.lines.len())].to_line();
+        test(&line, hash, self.hashes)
     }
 
     /// Adds many keys given by their hashes; callable from many threads at once.
@@ -346,6 +350,48 @@ mod tests {
                 );
             }
             assert_eq!(atomic.to_blocked(), owned);
+        }
+    }
+
+    #[test]
+    fn every_simd_path_answers_as_the_word_by_word_test() {
+        // In cache (64 lines) and past 2 MiB (40,000 lines), fixed keys: each path's test of
+        // the loaded line against each word tested on its own, and the public calls (on the
+        // chosen path) against the owned filter.
+        for (lines, n) in [(64usize, 2_000u64), (40_000, 100_000)] {
+            for k in [1, 6, 8, 11, 16] {
+                let mut owned = BlockedBloom::with_lines(lines, k, 9).unwrap();
+                let atomic = AtomicBlockedBloom::with_lines(lines, k, 9).unwrap();
+                let keys: Vec<u64> = (0..n).map(|i| mix64(i ^ 0xa7)).collect();
+                owned.insert_hashes(&keys);
+                atomic.insert_hashes(&keys);
+                assert_eq!(atomic.to_blocked(), owned);
+                let probes: Vec<u64> = (0..2 * n).map(|i| mix64(i ^ 0x5e)).collect();
+                let word_by_word: Vec<bool> = probes
+                    .iter()
+                    .map(|&h| {
+                        let line = &atomic.lines[line_index(h, lines)];
+                        line.0
+                            .iter()
+                            .zip(mask_words(h, k))
+                            .all(|(word, bits)| word.load(Relaxed) & bits == bits)
+                    })
+                    .collect();
+                assert!(word_by_word.contains(&true) && word_by_word.contains(&false));
+                for path in crate::blocked::arch::SimdPath::available() {
+                    for (&h, &want) in probes.iter().zip(&word_by_word) {
+                        let line = atomic.lines[line_index(h, lines)].to_line();
+                        let got = crate::blocked::arch::test_on(path, &line, h, k);
+                        assert_eq!(got, want, "{path}, {lines} lines, k {k}");
+                    }
+                }
+                let mut got = vec![false; probes.len()];
+                atomic.contains_hashes(&probes, &mut got).unwrap();
+                assert_eq!(got, word_by_word);
+                let mut want = vec![false; probes.len()];
+                owned.contains_hashes(&probes, &mut want).unwrap();
+                assert_eq!(got, want);
+            }
         }
     }
 }

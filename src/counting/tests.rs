@@ -1,4 +1,5 @@
 use super::*;
+use crate::blocked::arch::SimdPath;
 use crate::hash::{mix64, reduce};
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -542,4 +543,146 @@ fn remove_exact_undoes_one_insert_exactly() {
             }
         }
     }
+}
+
+/// One path's run over a fixed workload: the filter after the inserts, the answers of one-key
+/// and batched lookups, the removes' answers and the filter after them.
+#[derive(Debug, PartialEq)]
+struct PathRun {
+    inserted: CountingBlockedBloom,
+    one_key: Vec<bool>,
+    batched: Vec<bool>,
+    removed: Vec<bool>,
+    removed_exact: Vec<std::result::Result<(), RemoveRefused>>,
+    after: CountingBlockedBloom,
+}
+
+fn run_on(
+    path: SimdPath,
+    lines: usize,
+    k: u32,
+    keys: &[u64],
+    hot: &[u64],
+    probes: &[u64],
+) -> PathRun {
+    let mut f = CountingBlockedBloom::with_lines(lines, k, 0).unwrap();
+    for &h in keys.iter().chain(hot.iter().cycle().take(20 * hot.len())) {
+        kernel::insert_on(path, line_for_mut(&mut f.lines, h).unwrap(), h, k);
+    }
+    let mut g = CountingBlockedBloom::with_lines(lines, k, 0).unwrap();
+    insert_loop(path, &mut g.lines, k, keys);
+    for _ in 0..20 {
+        insert_loop(path, &mut g.lines, k, hot);
+    }
+    assert_eq!(
+        g, f,
+        "{path}: the batched insert differs from one at a time"
+    );
+    let one_key: Vec<bool> = probes
+        .iter()
+        .map(|&h| kernel::contains_on(path, line_for(&f.lines, h), h, k))
+        .collect();
+    let mut batched = vec![false; probes.len()];
+    contains_loop(path, &f.lines, k, probes, &mut batched);
+    let inserted = f.clone();
+    // Removes of members, of hot (saturated) keys and of probes (mostly absent), both kinds.
+    let mut removed = Vec::new();
+    let mut removed_exact = Vec::new();
+    for (i, &h) in keys.iter().step_by(3).chain(hot).chain(probes).enumerate() {
+        let line = line_for_mut(&mut f.lines, h).unwrap();
+        if i % 2 == 0 {
+            removed.push(kernel::remove_on(path, line, h, k));
+        } else {
+            removed_exact.push(kernel::remove_exact_on(path, line, h, k));
+        }
+    }
+    PathRun {
+        inserted,
+        one_key,
+        batched,
+        removed,
+        removed_exact,
+        after: f,
+    }
+}
+
+#[test]
+fn every_simd_path_matches_the_portable_one() {
+    let paths = SimdPath::available();
+    assert_eq!(paths[0], SimdPath::Portable);
+    // 64 lines (4 KiB, in cache) and 40,000 lines (2.4 MiB, past 2 MiB).
+    for (lines, n) in [(64usize, 2_000u64), (40_000, 60_000)] {
+        for k in 1..=MAX_COUNTING_K {
+            let keys: Vec<u64> = (0..n).map(|i| mix64(i ^ u64::from(k) << 48)).collect();
+            let hot = &keys[..(n / 40) as usize];
+            // Never-inserted keys and inserted ones, interleaved.
+            let probes: Vec<u64> = (0..n)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        mix64(i | 1 << 62)
+                    } else {
+                        keys[i as usize]
+                    }
+                })
+                .collect();
+            let reference = run_on(SimdPath::Portable, lines, k, &keys, hot, &probes);
+            assert_eq!(reference.one_key, reference.batched);
+            let (absent, saturated) =
+                reference
+                    .removed_exact
+                    .iter()
+                    .fold((0, 0), |(a, s), r| match r {
+                        Err(RemoveRefused::Absent) => (a + 1, s),
+                        Err(RemoveRefused::Saturated) => (a, s + 1),
+                        Ok(()) => (a, s),
+                    });
+            assert!(absent > 0 && saturated > 0 && reference.removed.contains(&false));
+            for &path in &paths[1..] {
+                let run = run_on(path, lines, k, &keys, hot, &probes);
+                assert!(run == reference, "{path}, {lines} lines, k {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_public_methods_run_the_chosen_path() {
+    // Whatever path this process runs (`LINEBLOOM_SIMD` chooses it), the public one-key and
+    // batched forms change the counters and answer as the portable kernel does.
+    let path = simd_path();
+    let k = 6;
+    let mut batched = CountingBlockedBloom::with_lines(200, k, 0).unwrap();
+    let mut one_key = batched.clone();
+    let mut portable = batched.clone();
+    let keys: Vec<u64> = (0..10_000).map(|i| mix64(i ^ 0xc0)).collect();
+    batched.insert_hashes(&keys);
+    for &h in &keys {
+        one_key.insert_hash(h);
+        kernel::insert_on(
+            SimdPath::Portable,
+            line_for_mut(&mut portable.lines, h).unwrap(),
+            h,
+            k,
+        );
+    }
+    assert_eq!(batched, portable, "{path}");
+    assert_eq!(one_key, portable, "{path}");
+    let probes: Vec<u64> = (0..20_000u64).map(mix64).collect();
+    let mut out = vec![false; probes.len()];
+    one_key.contains_hashes(&probes, &mut out).unwrap();
+    for (&h, &o) in probes.iter().zip(&out) {
+        let want = kernel::contains_on(SimdPath::Portable, line_for(&portable.lines, h), h, k);
+        assert_eq!((one_key.contains_hash(h), o), (want, want), "{path}");
+    }
+    for (i, &h) in probes.iter().chain(&keys).enumerate() {
+        let line = line_for_mut(&mut portable.lines, h).unwrap();
+        if i % 2 == 0 {
+            let want = kernel::remove_on(SimdPath::Portable, line, h, k);
+            assert_eq!(one_key.remove_hash(h), want, "{path}");
+        } else {
+            let want = kernel::remove_exact_on(SimdPath::Portable, line, h, k);
+            assert_eq!(one_key.remove_hash_exact(h), want, "{path}");
+        }
+    }
+    assert_eq!(one_key, portable, "{path}");
 }
