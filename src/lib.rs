@@ -81,7 +81,10 @@
 //! # Ok::<(), linebloom::Error>(())
 //! ```
 
+#![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
+
+extern crate alloc;
 
 pub mod blocked;
 mod bulk;
@@ -92,6 +95,7 @@ pub mod error;
 pub mod filter;
 pub mod format;
 pub mod hash;
+mod math;
 pub mod model;
 mod par;
 mod prefetch;
@@ -111,7 +115,9 @@ pub use blocked::{
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
 pub use counting::{CountingBlockedBloom, CountingBlockedBloomBuilder};
 pub use cuckoo::{CuckooFilter, CuckooFilterBuilder};
-pub use error::{Error, IoError, Result};
+#[cfg(feature = "std")]
+pub use error::IoError;
+pub use error::{Error, Result};
 pub use filter::{Filter, FilterKind};
 pub use format::AnyFilter;
 pub use hash::Key;

@@ -8,7 +8,9 @@
 //!
 //! The memory-ordering guarantees are documented on [`AtomicBlockedBloom`].
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::simd::{LINE_BITS, Line, mask_for};
 use super::{BlockedBloom, BlockedBloomBuilder, check_k, line_index};
@@ -24,7 +26,7 @@ struct AtomicLine([AtomicU64; 8]);
 
 impl AtomicLine {
     fn from_line(line: &Line) -> Self {
-        AtomicLine(std::array::from_fn(|w| {
+        AtomicLine(core::array::from_fn(|w| {
             AtomicU64::new(u64::from(line.0[2 * w]) | u64::from(line.0[2 * w + 1]) << 32)
         }))
     }
@@ -44,7 +46,7 @@ impl AtomicLine {
 #[inline(always)]
 fn mask_words(hash: u64, hashes: u32) -> [u64; 8] {
     let mask = mask_for(hash, hashes).to_line();
-    std::array::from_fn(|w| u64::from(mask.0[2 * w]) | u64::from(mask.0[2 * w + 1]) << 32)
+    core::array::from_fn(|w| u64::from(mask.0[2 * w]) | u64::from(mask.0[2 * w + 1]) << 32)
 }
 
 /// A blocked Bloom filter whose inserts take `&self`: share it between threads (`Arc`, scoped
@@ -276,7 +278,7 @@ impl AtomicBlockedBloom {
 
     /// Bytes of filter data (64 per line).
     pub fn size_bytes(&self) -> usize {
-        std::mem::size_of_val(&self.lines[..])
+        core::mem::size_of_val(&self.lines[..])
     }
 
     /// The FPR the model expects after `items` distinct keys, as
@@ -306,9 +308,9 @@ impl From<AtomicBlockedBloom> for BlockedBloom {
     }
 }
 
-impl std::fmt::Debug for AtomicBlockedBloom {
+impl core::fmt::Debug for AtomicBlockedBloom {
     // The lines can be gigabytes: print the shape, not the contents.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("AtomicBlockedBloom")
             .field("lines", &self.lines.len())
             .field("hashes", &self.hashes)
@@ -324,9 +326,9 @@ mod tests {
 
     #[test]
     fn atomic_line_round_trips_and_is_one_cache_line() {
-        assert_eq!(std::mem::size_of::<AtomicLine>(), 64);
-        assert_eq!(std::mem::align_of::<AtomicLine>(), 64);
-        let line = Line(std::array::from_fn(|i| mix64(i as u64) as u32));
+        assert_eq!(core::mem::size_of::<AtomicLine>(), 64);
+        assert_eq!(core::mem::align_of::<AtomicLine>(), 64);
+        let line = Line(core::array::from_fn(|i| mix64(i as u64) as u32));
         assert_eq!(AtomicLine::from_line(&line).to_line(), line);
     }
 
