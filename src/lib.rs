@@ -42,6 +42,10 @@
 //! ([`BlockedBloom::contains_keys`]), which hash 4096 keys at a time and hand them to the
 //! batched, prefetching paths. Sizing and FPR formulas live in [`model`].
 //!
+//! The default feature `std` can be turned off: the crate is then `#![no_std]` with `alloc`,
+//! every filter and the byte format included; I/O through `std::io`, run-time SIMD detection,
+//! huge pages, `random_seed`, Redis and rayon need `std` (`docs/design.md`).
+//!
 //! To build a large blocked filter, give [`BlockedBloom::par_insert_hashes`] all its keys at
 //! once (or, building one filter after another, [`BlockedBloom::par_insert_hashes_with`] with
 //! kept [`BuildBuffers`]; or [`BlockedBloom::par_fill`] for keys that come in pieces): on enough

@@ -3,6 +3,11 @@
 //! This module owns the formulas: the FPR each layout should show for a given bits/key and
 //! number of probes, the optimal number of probes, and the bits/key needed for a target FPR. It
 //! does not build filters; the constructors call it, and the tests compare measured FPR with it.
+//!
+//! With the feature `std` (the default) the formulas use the standard library's `ln`, `exp` and
+//! `powf`; without it (`no_std`) they use the `libm` crate's, which can differ in the last bit,
+//! so a filter sized in a `no_std` build can, rarely, differ in size from one sized with `std`
+//! for the same arguments. A filter's saved bytes read the same in both.
 
 use crate::blocked::simd::{LINE_BITS, MAX_K};
 use crate::error::{Result, check_bits_per_key, check_fpr};

@@ -416,7 +416,7 @@ mod tests {
                         }
                     }
                     // On a random line, every path answers as the portable one.
-                    let mut noisy = Line(core::array::from_fn(|w| mix64(i * 16 + w as u64) as u32));
+                    let mut noisy = Line(std::array::from_fn(|w| mix64(i * 16 + w as u64) as u32));
                     assert_eq!(
                         test_on(path, &noisy, h, k),
                         test_on(SimdPath::Portable, &noisy, h, k)

@@ -326,9 +326,9 @@ mod tests {
 
     #[test]
     fn atomic_line_round_trips_and_is_one_cache_line() {
-        assert_eq!(core::mem::size_of::<AtomicLine>(), 64);
-        assert_eq!(core::mem::align_of::<AtomicLine>(), 64);
-        let line = Line(core::array::from_fn(|i| mix64(i as u64) as u32));
+        assert_eq!(std::mem::size_of::<AtomicLine>(), 64);
+        assert_eq!(std::mem::align_of::<AtomicLine>(), 64);
+        let line = Line(std::array::from_fn(|i| mix64(i as u64) as u32));
         assert_eq!(AtomicLine::from_line(&line).to_line(), line);
     }
 
