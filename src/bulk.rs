@@ -277,7 +277,7 @@ fn pick32(step: &[u64; 32], lo: u64, width: u64, into: &mut [u64; 32]) -> usize 
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 #[inline(always)]
 fn pick8(group: &[u64; 8], lo: u64, width: u64, into: &mut [u64; 8]) -> usize {
-    use std::arch::x86_64::{
+    use core::arch::x86_64::{
         __m512i, _mm512_cmplt_epu64_mask, _mm512_maskz_compress_epi64, _mm512_set1_epi64,
         _mm512_sub_epi64,
     };
@@ -328,7 +328,7 @@ mod tests {
         ];
         for (lo, width) in ranges {
             for g in 0..2000u64 {
-                let mut group: [u64; 8] = std::array::from_fn(|i| mix64(g * 8 + i as u64));
+                let mut group: [u64; 8] = core::array::from_fn(|i| mix64(g * 8 + i as u64));
                 // Hashes at and around both ends of the range too.
                 group[g as usize % 8] = lo.wrapping_add(width);
                 group[(g as usize + 3) % 8] = lo;
@@ -356,7 +356,7 @@ mod tests {
             (u64::MAX - 5, 100),
         ] {
             for s in 0..500u64 {
-                let mut step: [u64; 32] = std::array::from_fn(|i| mix64(s * 32 + i as u64));
+                let mut step: [u64; 32] = core::array::from_fn(|i| mix64(s * 32 + i as u64));
                 // Runs of kept and dropped hashes, so that some groups keep all or none.
                 for (i, h) in step.iter_mut().enumerate().take(s as usize % 33) {
                     *h = lo.wrapping_add(i as u64 % width.max(1));

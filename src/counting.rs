@@ -42,6 +42,9 @@
 //! count of what was inserted (a `HashMap<key, u32>` in the test), asserting before each remove
 //! that the key is held; this module's tests do so.
 
+#[cfg(not(feature = "std"))]
+use crate::math::Float;
+use alloc::string::ToString;
 use wide::{u32x16, u64x8};
 
 use crate::blocked::arch::{per_path, simd_path};
@@ -79,12 +82,12 @@ pub fn counting_fpr(counters_per_key: f64, k: u32) -> f64 {
     // that a set S of them is all zero is exp(-lambda * (1 - g(S))), g(S) the chance that one
     // key in the line misses all of S: the average over its rotation r of (15/16)^|S & W_r|,
     // W_r the words a key with rotation r uses.
-    let used: [u32; 8] = std::array::from_fn(|r| {
+    let used: [u32; 8] = core::array::from_fn(|r| {
         (0..k)
             .filter(|&w| (w + 8 - r) % 8 < k)
             .fold(0u32, |m, w| m | 1 << w)
     });
-    let miss: [f64; 9] = std::array::from_fn(|n| (15.0f64 / 16.0).powi(n as i32));
+    let miss: [f64; 9] = core::array::from_fn(|n| (15.0f64 / 16.0).powi(n as i32));
     let mut sum = 0.0;
     for subset in 0u32..(1 << k) {
         let g = used
@@ -249,7 +252,7 @@ fn remove_exact_portable(
     line: &mut Line,
     hash: u64,
     k: u32,
-) -> std::result::Result<(), RemoveRefused> {
+) -> core::result::Result<(), RemoveRefused> {
     let value = load(line);
     let inc = increments(hash, k);
     if !all_present(value, inc) {
@@ -492,7 +495,7 @@ impl CountingBlockedBloom {
     pub fn remove_exact<K: Key + ?Sized>(
         &mut self,
         key: &K,
-    ) -> std::result::Result<(), RemoveRefused> {
+    ) -> core::result::Result<(), RemoveRefused> {
         self.remove_hash_exact(key.hash_with_seed(self.seed))
     }
 
@@ -533,7 +536,7 @@ impl CountingBlockedBloom {
     /// counters when all are between 1 and 14, else no change and the reason. Like
     /// [`remove_hash`](Self::remove_hash), safe only for a key that was inserted.
     #[inline]
-    pub fn remove_hash_exact(&mut self, hash: u64) -> std::result::Result<(), RemoveRefused> {
+    pub fn remove_hash_exact(&mut self, hash: u64) -> core::result::Result<(), RemoveRefused> {
         let k = self.hashes;
         let Some(line) = line_for_mut(&mut self.lines, hash) else {
             return Err(RemoveRefused::Absent);
@@ -631,7 +634,7 @@ impl CountingBlockedBloom {
         let mut sum = 0.0;
         for line in self.lines.iter() {
             let words: [u64; 8] = bytemuck::cast(*line);
-            let share: [f64; 8] = std::array::from_fn(|w| {
+            let share: [f64; 8] = core::array::from_fn(|w| {
                 let x = words[w];
                 f64::from(((x | x >> 1 | x >> 2 | x >> 3) & NIBBLE_LOW).count_ones()) / 16.0
             });
@@ -711,8 +714,8 @@ pub enum RemoveRefused {
     Saturated,
 }
 
-impl std::fmt::Display for RemoveRefused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for RemoveRefused {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             RemoveRefused::Absent => write!(
                 f,
@@ -727,7 +730,7 @@ impl std::fmt::Display for RemoveRefused {
     }
 }
 
-impl std::error::Error for RemoveRefused {}
+impl core::error::Error for RemoveRefused {}
 
 /// Keys between a line's prefetch and its use in the batched forms.
 const AHEAD: usize = 16;

@@ -1,8 +1,12 @@
 //! The crate's one error type. Every bad input that reaches the library (sizes, rates, serialized
 //! bytes, a full cuckoo table) becomes one of these values; the library never panics on user input.
 
-use std::fmt;
-use std::sync::Arc;
+#[cfg(not(feature = "std"))]
+use crate::math::Float;
+use alloc::string::{String, ToString};
+#[cfg(feature = "std")]
+use alloc::sync::Arc;
+use core::fmt;
 
 /// Everything that can go wrong when building, filling, or reading a filter.
 ///
@@ -61,7 +65,8 @@ pub enum Error {
     /// Serialized bytes that are not a valid filter: what is wrong with them.
     Corrupt(String),
     /// An I/O error: what was being done, and the operating system's error as
-    /// [`source()`](std::error::Error::source).
+    /// [`source()`](core::error::Error::source). With the feature `std`.
+    #[cfg(feature = "std")]
     Io(IoError),
     #[cfg(feature = "redis")]
     /// A server holding a shared filter cannot be reached, or went away during a request
@@ -91,7 +96,7 @@ pub enum Error {
 /// }
 /// assert!(build().is_ok());
 /// ```
-pub type Result<T> = std::result::Result<T, Error>;
+pub type Result<T> = core::result::Result<T, Error>;
 
 /// The largest bits/key the constructors accept. Beyond this a Bloom filter is the wrong tool
 /// (an exact set is smaller), and the figure guards against absurd sizes from typos.
@@ -153,6 +158,7 @@ impl fmt::Display for Error {
             ),
             Error::Incompatible(why) => write!(f, "filters are incompatible: {why}"),
             Error::Corrupt(why) => write!(f, "corrupt filter bytes: {why}"),
+            #[cfg(feature = "std")]
             Error::Io(e) => write!(f, "I/O error: {e}"),
             #[cfg(feature = "redis")]
             Error::Unavailable(why) => write!(f, "server unavailable: {why}"),
@@ -168,21 +174,24 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
+            #[cfg(feature = "std")]
             Error::Io(e) => Some(&*e.error),
             _ => None,
         }
     }
 }
 
+#[cfg(feature = "std")]
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Io(IoError::new("", e))
     }
 }
 
+#[cfg(feature = "std")]
 impl Error {
     /// An [`Error::Io`] for `error` met while doing `context` (say, "cannot write out.lbf").
     pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
@@ -202,12 +211,14 @@ impl Error {
 /// let source = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
 /// assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
 /// ```
+#[cfg(feature = "std")]
 #[derive(Debug, Clone)]
 pub struct IoError {
     context: String,
     error: Arc<std::io::Error>,
 }
 
+#[cfg(feature = "std")]
 impl IoError {
     fn new(context: impl Into<String>, error: std::io::Error) -> Self {
         IoError {
@@ -232,6 +243,7 @@ impl IoError {
     }
 }
 
+#[cfg(feature = "std")]
 impl PartialEq for IoError {
     fn eq(&self, other: &Self) -> bool {
         self.context == other.context
@@ -240,6 +252,7 @@ impl PartialEq for IoError {
     }
 }
 
+#[cfg(feature = "std")]
 impl fmt::Display for IoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.context.is_empty() {

@@ -3,6 +3,7 @@
 //! but a common door.
 
 use crate::error::{Error, Result};
+use alloc::string::ToString;
 
 /// Which filter layout.
 ///
@@ -55,13 +56,13 @@ impl FilterKind {
     }
 }
 
-impl std::fmt::Display for FilterKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for FilterKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl std::str::FromStr for FilterKind {
+impl core::str::FromStr for FilterKind {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         match s {

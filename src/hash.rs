@@ -16,6 +16,8 @@
 //! `std::hash::Hash` is deliberately not used: its output is not stable across Rust versions or
 //! platforms, and a stored filter must keep answering the same after an upgrade.
 
+use alloc::string::String;
+use alloc::vec::Vec;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// The seed every filter uses unless one is chosen: fixed, so builds are reproducible and two
@@ -34,10 +36,11 @@ pub const DEFAULT_SEED: u64 = 0x6c69_6e65_626c_6f6d; // "linebloom"
 /// The value comes from the standard library's `RandomState` (SipHash keyed from the operating
 /// system's randomness) fed a process-wide counter and the clock, then remixed: not a
 /// cryptographic key, but unknown to an attacker who cannot read the process's memory, and
-/// distinct across calls. No dependency beyond `std`.
+/// distinct across calls. No dependency beyond `std`, and only with the feature `std`.
+#[cfg(feature = "std")]
 pub fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use core::hash::{BuildHasher, Hasher};
+    use core::sync::atomic::{AtomicU64, Ordering};
     // The counter makes two calls in the same clock tick differ even if `RandomState` reused
     // its keys (it does within a thread, only incrementing them).
     static CALLS: AtomicU64 = AtomicU64::new(0);

@@ -42,6 +42,10 @@
 //! ([`BlockedBloom::contains_keys`]), which hash 4096 keys at a time and hand them to the
 //! batched, prefetching paths. Sizing and FPR formulas live in [`model`].
 //!
+//! The default feature `std` can be turned off: the crate is then `#![no_std]` with `alloc`,
+//! every filter and the byte format included; I/O through `std::io`, run-time SIMD detection,
+//! huge pages, `random_seed`, Redis and rayon need `std` (`docs/design.md`).
+//!
 //! To build a large blocked filter, give [`BlockedBloom::par_insert_hashes`] all its keys at
 //! once (or, building one filter after another, [`BlockedBloom::par_insert_hashes_with`] with
 //! kept [`BuildBuffers`]; or [`BlockedBloom::par_fill`] for keys that come in pieces): on enough
@@ -81,7 +85,10 @@
 //! # Ok::<(), linebloom::Error>(())
 //! ```
 
+#![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
+
+extern crate alloc;
 
 pub mod blocked;
 mod bulk;
@@ -92,6 +99,7 @@ pub mod error;
 pub mod filter;
 pub mod format;
 pub mod hash;
+mod math;
 pub mod model;
 mod par;
 mod prefetch;
@@ -111,7 +119,9 @@ pub use blocked::{
 pub use classic::{ClassicBloom, ClassicBloomBuilder};
 pub use counting::{CountingBlockedBloom, CountingBlockedBloomBuilder};
 pub use cuckoo::{CuckooFilter, CuckooFilterBuilder};
-pub use error::{Error, IoError, Result};
+#[cfg(feature = "std")]
+pub use error::IoError;
+pub use error::{Error, Result};
 pub use filter::{Filter, FilterKind};
 pub use format::AnyFilter;
 pub use hash::Key;

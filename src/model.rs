@@ -3,9 +3,17 @@
 //! This module owns the formulas: the FPR each layout should show for a given bits/key and
 //! number of probes, the optimal number of probes, and the bits/key needed for a target FPR. It
 //! does not build filters; the constructors call it, and the tests compare measured FPR with it.
+//!
+//! With the feature `std` (the default) the formulas use the standard library's `ln`, `exp` and
+//! `powf`; without it (`no_std`) they use the `libm` crate's, which can differ in the last bit,
+//! so a filter sized in a `no_std` build can, rarely, differ in size from one sized with `std`
+//! for the same arguments. A filter's saved bytes read the same in both.
 
 use crate::blocked::simd::{LINE_BITS, MAX_K};
 use crate::error::{Result, check_bits_per_key, check_fpr};
+#[cfg(not(feature = "std"))]
+use crate::math::Float;
+use alloc::string::ToString;
 
 /// The most probes the classic filter accepts (far past any optimum: k = c ln 2 is 22 at 32
 /// bits/key).
@@ -21,7 +29,7 @@ pub fn classic_fpr(bits_per_key: f64, k: u32) -> f64 {
 /// The k that minimises [`classic_fpr`] at `bits_per_key`: `c ln 2`, rounded to the better of
 /// its floor and ceiling, at least 1.
 pub fn classic_optimal_k(bits_per_key: f64) -> u32 {
-    best_integer_near(bits_per_key * std::f64::consts::LN_2, CLASSIC_MAX_K, |k| {
+    best_integer_near(bits_per_key * core::f64::consts::LN_2, CLASSIC_MAX_K, |k| {
         classic_fpr(bits_per_key, k)
     })
 }
@@ -29,7 +37,7 @@ pub fn classic_optimal_k(bits_per_key: f64) -> u32 {
 /// Bits per key a classic filter with optimal k needs for `fpr`: `-ln p / (ln 2)^2`.
 pub fn classic_bits_per_key(fpr: f64) -> Result<f64> {
     check_fpr(fpr)?;
-    let ln2 = std::f64::consts::LN_2;
+    let ln2 = core::f64::consts::LN_2;
     Ok((-fpr.ln() / (ln2 * ln2)).max(1.0))
 }
 
@@ -168,9 +176,16 @@ pub fn blocked_bits_per_key(fpr: f64) -> Result<f64> {
             allowed: "at least 1e-10 for the blocked filter (one cache line caps its FPR)",
         });
     }
-    // The search takes milliseconds; a scalable filter asks again for every filter it adds,
-    // and a program that builds many filters asks the same few rates, so answers are kept.
-    static KNOWN: std::sync::Mutex<Vec<(u64, f64)>> = std::sync::Mutex::new(Vec::new());
+    known_blocked_bits_per_key(fpr)
+}
+
+/// [`search_blocked_bits_per_key`], its answers kept: the search takes milliseconds; a scalable
+/// filter asks again for every filter it adds, and a program that builds many filters asks the
+/// same few rates.
+#[cfg(feature = "std")]
+fn known_blocked_bits_per_key(fpr: f64) -> Result<f64> {
+    use std::sync::Mutex;
+    static KNOWN: Mutex<Vec<(u64, f64)>> = Mutex::new(Vec::new());
     let key = fpr.to_bits();
     if let Ok(known) = KNOWN.lock()
         && let Some(&(_, bits)) = known.iter().find(|(k, _)| *k == key)
@@ -185,6 +200,12 @@ pub fn blocked_bits_per_key(fpr: f64) -> Result<f64> {
         known.push((key, bits));
     }
     Ok(bits)
+}
+
+/// Without `std` (no lock to guard a cache), every call searches.
+#[cfg(not(feature = "std"))]
+fn known_blocked_bits_per_key(fpr: f64) -> Result<f64> {
+    search_blocked_bits_per_key(fpr)
 }
 
 /// The bisection behind [`blocked_bits_per_key`].

@@ -18,12 +18,12 @@ pub(crate) fn current_num_threads() -> usize {
 /// rayon's slice methods, sequential.
 #[cfg(not(feature = "rayon"))]
 pub(crate) trait ParSlice<T> {
-    fn par_chunks(&self, size: usize) -> std::slice::Chunks<'_, T>;
+    fn par_chunks(&self, size: usize) -> core::slice::Chunks<'_, T>;
 }
 
 #[cfg(not(feature = "rayon"))]
 impl<T> ParSlice<T> for [T] {
-    fn par_chunks(&self, size: usize) -> std::slice::Chunks<'_, T> {
+    fn par_chunks(&self, size: usize) -> core::slice::Chunks<'_, T> {
         self.chunks(size)
     }
 }
@@ -31,16 +31,16 @@ impl<T> ParSlice<T> for [T] {
 /// rayon's mutable slice methods, sequential.
 #[cfg(not(feature = "rayon"))]
 pub(crate) trait ParSliceMut<T> {
-    fn par_chunks_mut(&mut self, size: usize) -> std::slice::ChunksMut<'_, T>;
-    fn par_iter_mut(&mut self) -> std::slice::IterMut<'_, T>;
+    fn par_chunks_mut(&mut self, size: usize) -> core::slice::ChunksMut<'_, T>;
+    fn par_iter_mut(&mut self) -> core::slice::IterMut<'_, T>;
 }
 
 #[cfg(not(feature = "rayon"))]
 impl<T> ParSliceMut<T> for [T] {
-    fn par_chunks_mut(&mut self, size: usize) -> std::slice::ChunksMut<'_, T> {
+    fn par_chunks_mut(&mut self, size: usize) -> core::slice::ChunksMut<'_, T> {
         self.chunks_mut(size)
     }
-    fn par_iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
+    fn par_iter_mut(&mut self) -> core::slice::IterMut<'_, T> {
         self.iter_mut()
     }
 }

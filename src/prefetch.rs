@@ -74,11 +74,11 @@ pub fn prefetch_stream<T>(value: &T) {
 
 /// The locality hints `hint` takes (`_MM_HINT_T0`, `_MM_HINT_T1` and `_MM_HINT_NTA` on x86-64).
 #[cfg(target_arch = "x86_64")]
-const T0: i32 = std::arch::x86_64::_MM_HINT_T0;
+const T0: i32 = core::arch::x86_64::_MM_HINT_T0;
 #[cfg(target_arch = "x86_64")]
-const T1: i32 = std::arch::x86_64::_MM_HINT_T1;
+const T1: i32 = core::arch::x86_64::_MM_HINT_T1;
 #[cfg(target_arch = "x86_64")]
-const NTA: i32 = std::arch::x86_64::_MM_HINT_NTA;
+const NTA: i32 = core::arch::x86_64::_MM_HINT_NTA;
 #[cfg(not(target_arch = "x86_64"))]
 const T0: i32 = 0;
 #[cfg(not(target_arch = "x86_64"))]
@@ -94,7 +94,7 @@ fn hint<const HINT: i32, T>(value: &T) {
     // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural effect,
     // and the pointer comes from a live reference anyway.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<HINT>(value as *const T as *const i8)
+        core::arch::x86_64::_mm_prefetch::<HINT>(value as *const T as *const i8)
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;

@@ -23,6 +23,11 @@ use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items};
 use crate::filter::Sizing;
 use crate::filter::{Filter, FilterKind};
 use crate::hash::{DEFAULT_SEED, Key};
+#[cfg(not(feature = "std"))]
+use crate::math::Float;
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
 
 /// The default growth: each new filter holds twice the keys of the one before.
 pub const DEFAULT_GROWTH: f64 = 2.0;

@@ -7,6 +7,8 @@
 //! and [`simd_path`] picks the best one the CPU has (`is_x86_feature_detected!`, once, cached
 //! in an atomic). The environment variable `LINEBLOOM_SIMD` (`portable`, `avx2` or `avx512`),
 //! read at that moment, lowers the choice for comparisons; it never raises it past the CPU.
+//! Without the feature `std` there is neither: the path is the best the build's target features
+//! allow (`-C target-cpu` or `-C target-feature`), fixed at compile time.
 //!
 //! One-key calls ([`test`], [`set`]) branch on the cached path and call the path's function;
 //! where the build enables its features the call inlines. Loops over many keys are compiled
@@ -16,9 +18,25 @@
 //! Every path sets and tests exactly the bits of `simd::mask_for` (the scalar definition is
 //! `simd::mask_for_scalar`); the tests run each path the CPU has against the portable one.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 use super::simd::{Line, lookup_mask_for, mask_for};
+
+/// Whether the CPU has all these x86 features: asked at run time with `std`; without it (no
+/// run-time detection in `core`), what the build's target features promise at compile time.
+#[cfg(all(target_arch = "x86_64", feature = "std"))]
+macro_rules! has {
+    ($($feature:tt),+) => {
+        $(std::arch::is_x86_feature_detected!($feature))&&+
+    };
+}
+#[cfg(all(target_arch = "x86_64", not(feature = "std")))]
+macro_rules! has {
+    ($($feature:tt),+) => {
+        cfg!(all($(target_feature = $feature),+))
+    };
+}
 
 /// The instructions the engine's kernels run, from slowest to fastest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,14 +66,9 @@ impl SimdPath {
         match self {
             SimdPath::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            SimdPath::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            SimdPath::Avx2 => has!("avx2"),
             #[cfg(target_arch = "x86_64")]
-            SimdPath::Avx512 => {
-                std::arch::is_x86_feature_detected!("avx512f")
-                    && std::arch::is_x86_feature_detected!("avx512dq")
-                    && std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("bmi2")
-            }
+            SimdPath::Avx512 => has!("avx512f", "avx512dq", "avx2", "bmi2"),
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
@@ -86,8 +99,8 @@ impl SimdPath {
     }
 }
 
-impl std::fmt::Display for SimdPath {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for SimdPath {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
@@ -114,6 +127,9 @@ pub fn simd_path() -> SimdPath {
 #[cold]
 fn choose() -> SimdPath {
     let best = SimdPath::available().pop().unwrap_or(SimdPath::Portable);
+    #[cfg(not(feature = "std"))]
+    let asked: Option<SimdPath> = None;
+    #[cfg(feature = "std")]
     let asked = std::env::var("LINEBLOOM_SIMD").ok().and_then(|v| {
         [SimdPath::Portable, SimdPath::Avx2, SimdPath::Avx512]
             .into_iter()
@@ -179,7 +195,7 @@ pub(crate) use x86::{Avx2, Avx512};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use std::arch::x86_64::*;
+    use core::arch::x86_64::*;
 
     use super::super::simd::{Line, enable_words, salt_lanes};
     use super::Kernel;

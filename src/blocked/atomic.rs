@@ -11,7 +11,9 @@
 //!
 //! The memory-ordering guarantees are documented on [`AtomicBlockedBloom`].
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::arch::test;
 use super::simd::{LINE_BITS, Line, mask_for};
@@ -28,7 +30,7 @@ struct AtomicLine([AtomicU64; 8]);
 
 impl AtomicLine {
     fn from_line(line: &Line) -> Self {
-        AtomicLine(std::array::from_fn(|w| {
+        AtomicLine(core::array::from_fn(|w| {
             AtomicU64::new(u64::from(line.0[2 * w]) | u64::from(line.0[2 * w + 1]) << 32)
         }))
     }
@@ -48,7 +50,7 @@ impl AtomicLine {
 #[inline(always)]
 fn mask_words(hash: u64, hashes: u32) -> [u64; 8] {
     let mask = mask_for(hash, hashes).to_line();
-    std::array::from_fn(|w| u64::from(mask.0[2 * w]) | u64::from(mask.0[2 * w + 1]) << 32)
+    core::array::from_fn(|w| u64::from(mask.0[2 * w]) | u64::from(mask.0[2 * w + 1]) << 32)
 }
 
 /// A blocked Bloom filter whose inserts take `&self`: share it between threads (`Arc`, scoped
@@ -280,7 +282,7 @@ impl AtomicBlockedBloom {
 
     /// Bytes of filter data (64 per line).
     pub fn size_bytes(&self) -> usize {
-        std::mem::size_of_val(&self.lines[..])
+        core::mem::size_of_val(&self.lines[..])
     }
 
     /// The FPR the model expects after `items` distinct keys, as
@@ -310,9 +312,9 @@ impl From<AtomicBlockedBloom> for BlockedBloom {
     }
 }
 
-impl std::fmt::Debug for AtomicBlockedBloom {
+impl core::fmt::Debug for AtomicBlockedBloom {
     // The lines can be gigabytes: print the shape, not the contents.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("AtomicBlockedBloom")
             .field("lines", &self.lines.len())
             .field("hashes", &self.hashes)

@@ -14,6 +14,9 @@
 //! large batches into large filters go through `partition.rs` instead (sorted by range of
 //! lines first).
 
+#[cfg(any(test, feature = "internals"))]
+use alloc::{vec, vec::Vec};
+
 use crate::bulk::{DRAIN, Lines, insert_prefetched, insert_task};
 use crate::par::*;
 use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
@@ -353,7 +356,7 @@ unsafe fn count_with<K: Kernel>(lines: &[Line], k: u32, hashes: &[u64]) -> usize
 
 /// Whether `lines` take at most `bytes`.
 fn fits_in(lines: &[Line], bytes: usize) -> bool {
-    std::mem::size_of_val(lines) <= bytes
+    core::mem::size_of_val(lines) <= bytes
 }
 
 /// Calls `f(line, hash)` for each hash in order, the line of the hash [`AHEAD`] places later

@@ -161,8 +161,8 @@ impl Drop for ParFill<'_> {
     }
 }
 
-impl std::fmt::Debug for ParFill<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for ParFill<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("ParFill")
             .field("partitioned", &self.shift.is_some())
             .field("share", &self.share)

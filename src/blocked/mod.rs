@@ -26,6 +26,7 @@ pub(crate) mod setops;
 pub(crate) mod simd;
 mod view;
 
+use alloc::vec::Vec;
 pub use arch::{SimdPath, simd_path};
 pub use atomic::{AtomicBlockedBloom, AtomicBlockedBloomBuilder};
 pub use simd::{LINE_BITS, Line, MAX_K};
@@ -244,7 +245,7 @@ impl BlockedBloom {
 
     /// Bytes of filter data (64 per line).
     pub fn size_bytes(&self) -> usize {
-        self.lines.len() * std::mem::size_of::<Line>()
+        self.lines.len() * core::mem::size_of::<Line>()
     }
 
     /// Number of set bits.
@@ -252,8 +253,8 @@ impl BlockedBloom {
         self.lines.iter().map(|l| l.count_ones() as u64).sum()
     }
 
-    /// Bytes of this filter the kernel backs with transparent huge pages right now (Linux;
-    /// `None` elsewhere). Filters of at least 8 MiB ask for them when
+    /// Bytes of this filter the kernel backs with transparent huge pages right now (Linux with
+    /// the feature `std`; `None` elsewhere). Filters of at least 8 MiB ask for them when
     /// allocated; the kernel may still decline (THP `never`, fragmented memory), and pages are
     /// only backed once touched. [`set_huge_pages`] turns the request off.
     pub fn huge_page_bytes(&self) -> Option<usize> {

@@ -9,11 +9,14 @@
 //! that: the allocator zeroes 64-byte-aligned blocks by writing them, so every page is backed
 //! before any advice could be given. So filters of at least [`HUGE_PAGE_MIN_BYTES`] get a fresh
 //! mapping (zeroed by the kernel, untouched), 2 MiB-aligned, advised `MADV_HUGEPAGE` before use.
-//! Measured effect: README, "Performance".
+//! Measured effect: README, "Performance". Without the feature `std` every filter stays on
+//! the heap (allocated fallibly, zeroed).
 
-use std::ops::{Deref, DerefMut};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::ops::{Deref, DerefMut};
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::Line;
 use crate::error::{Error, Result};
@@ -21,7 +24,7 @@ use crate::error::{Error, Result};
 /// Filters smaller than this stay on the heap (they fit in a few TLB entries anyway).
 pub const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "std"))]
 const HUGE_PAGE: usize = 2 << 20;
 
 /// The lines of one filter: a pointer and a length (so that every lookup reaches its line with
@@ -35,7 +38,7 @@ pub struct LineBuf {
 /// Who owns a [`LineBuf`]'s lines; never accessed after construction, only dropped.
 enum Storage {
     Heap(#[allow(dead_code)] Vec<Line>),
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "std"))]
     Mapped(#[allow(dead_code)] memmap2::MmapMut),
 }
 
@@ -50,9 +53,10 @@ unsafe impl Sync for LineBuf {}
 static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
 
 /// Whether filters of at least [`HUGE_PAGE_MIN_BYTES`] made from now on ask the kernel for
-/// transparent huge pages (on by default; Linux only). Off, every filter stays on the heap: for
-/// a process that measures the difference or must not use huge pages. Filters already made keep
-/// their memory. The `linebloom` command turns it off when `LINEBLOOM_NO_HUGE_PAGES` is set.
+/// transparent huge pages (on by default; Linux with the feature `std` only). Off, every filter
+/// stays on the heap: for a process that measures the difference or must not use huge pages.
+/// Filters already made keep their memory. The `linebloom` command turns it off when
+/// `LINEBLOOM_NO_HUGE_PAGES` is set.
 ///
 /// ```
 /// linebloom::blocked::set_huge_pages(false);
@@ -80,9 +84,9 @@ impl LineBuf {
             allowed: "a number whose 64-byte lines fit in memory",
         };
         let bytes = n
-            .checked_mul(std::mem::size_of::<Line>())
+            .checked_mul(core::mem::size_of::<Line>())
             .ok_or_else(too_large)?;
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", feature = "std"))]
         if bytes >= HUGE_PAGE_MIN_BYTES
             && huge_pages()
             && let Ok(buf) = Self::mapped(n, bytes)
@@ -95,7 +99,7 @@ impl LineBuf {
             .map_err(|_| too_large())
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "std"))]
     fn mapped(lines: usize, bytes: usize) -> std::io::Result<Self> {
         let mut map = memmap2::MmapMut::map_anon(bytes + HUGE_PAGE)?;
         let start = map.as_ptr() as usize;
@@ -120,12 +124,19 @@ impl LineBuf {
         !matches!(self._storage, Storage::Heap(_))
     }
 
+    /// Without `std` nothing is read: `None`.
+    #[cfg(not(feature = "std"))]
+    pub(crate) fn huge_page_bytes(&self) -> Option<usize> {
+        None
+    }
+
     /// Bytes of the lines the kernel backs with huge pages right now, from `/proc/self/smaps`
     /// (`AnonHugePages` of the mappings that overlap the lines); `None` where that cannot be read.
+    #[cfg(feature = "std")]
     pub(crate) fn huge_page_bytes(&self) -> Option<usize> {
         let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
         let start = self.as_ptr() as usize;
-        let end = start + std::mem::size_of_val(&**self);
+        let end = start + core::mem::size_of_val(&**self);
         let mut total = 0;
         let mut inside = false;
         for line in smaps.lines() {
@@ -165,7 +176,7 @@ impl FromIterator<Line> for LineBuf {
 
 impl<'a> IntoIterator for &'a LineBuf {
     type Item = &'a Line;
-    type IntoIter = std::slice::Iter<'a, Line>;
+    type IntoIter = core::slice::Iter<'a, Line>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
     }
@@ -181,7 +192,7 @@ impl Deref for LineBuf {
         // SAFETY: `ptr` and `len` describe the lines `_storage` owns (set together at
         // construction and never changed), which live, initialised and unmoved, as long as
         // `self`; `&self` rules out a concurrent `&mut`.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
@@ -189,7 +200,7 @@ impl DerefMut for LineBuf {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [Line] {
         // SAFETY: as in `deref`; `&mut self` makes this the only access to the lines.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 
@@ -215,8 +226,8 @@ impl PartialEq for LineBuf {
 
 impl Eq for LineBuf {}
 
-impl std::fmt::Debug for LineBuf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for LineBuf {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(
             f,
             "{} lines{}",

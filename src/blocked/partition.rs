@@ -26,6 +26,7 @@
 //! non-temporal store slows the sort, and the insert then reads its keys from memory.
 
 use crate::par::*;
+use alloc::vec::Vec;
 
 use super::pages::LineBuf;
 use super::simd::Line;
@@ -179,8 +180,8 @@ impl BuildBuffers {
     }
 }
 
-impl std::fmt::Debug for BuildBuffers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for BuildBuffers {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("BuildBuffers")
             .field("partitions", &self.parts.len())
             .field("size_bytes", &self.size_bytes())

@@ -13,6 +13,9 @@ use super::simd::{LINE_BITS, Line};
 use super::{BlockedBloom, MAX_K};
 use crate::ClassicBloom;
 use crate::error::{Error, Result};
+#[cfg(not(feature = "std"))]
+use crate::math::Float;
+use alloc::format;
 
 impl BlockedBloom {
     /// Adds every key of `other`: afterwards `self` is bit for bit the filter built from both

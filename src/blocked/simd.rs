@@ -58,8 +58,8 @@ pub const MAX_K: u32 = 16;
 #[repr(C, align(64))]
 pub struct Line(pub(crate) [u32; 16]);
 
-impl std::fmt::Debug for Line {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Line {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "Line(")?;
         for w in self.0.iter().rev() {
             write!(f, "{w:08x}")?;
@@ -72,8 +72,8 @@ impl std::fmt::Debug for Line {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Mask(u32x16);
 
-impl std::fmt::Debug for Mask {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Mask {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "{:?}", Line(self.0.to_array()))
     }
 }
@@ -407,9 +407,9 @@ mod tests {
     fn set_ors_every_word_of_both_halves() {
         for k in [1, 6, 8, 16] {
             for i in 0..1000u64 {
-                let mut line = Line(std::array::from_fn(|w| mix64(i * 16 + w as u64) as u32));
+                let mut line = Line(core::array::from_fn(|w| mix64(i * 16 + w as u64) as u32));
                 let mask = mask_for(mix64(!i), k).to_line();
-                let want = Line(std::array::from_fn(|w| line.0[w] | mask.0[w]));
+                let want = Line(core::array::from_fn(|w| line.0[w] | mask.0[w]));
                 line.set(mask_for(mix64(!i), k));
                 assert_eq!(line, want, "k={k} i={i}");
             }
@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn line_is_one_aligned_cache_line() {
-        assert_eq!(std::mem::size_of::<Line>(), 64);
-        assert_eq!(std::mem::align_of::<Line>(), 64);
+        assert_eq!(core::mem::size_of::<Line>(), 64);
+        assert_eq!(core::mem::align_of::<Line>(), 64);
     }
 }

@@ -8,7 +8,10 @@
 //!
 //! The alignment and byte order the view needs are documented on [`BlockedBloomRef`].
 
-use std::ops::{Deref, DerefMut};
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::ops::{Deref, DerefMut};
 
 use super::batch::{
     contains_hashes_in, contains_keys_in, count_contained_in, par_contains_hashes_in,
@@ -145,7 +148,7 @@ impl<'a> BlockedBloomRef<'a> {
     fn open(bytes: &'a [u8], checksum: bool) -> Result<Self> {
         check_little_endian()?;
         // The cheap check first: the payload starts HEADER_LEN (a multiple of 64) bytes in.
-        let offset = bytes.as_ptr() as usize % std::mem::align_of::<Line>();
+        let offset = bytes.as_ptr() as usize % core::mem::align_of::<Line>();
         if offset != 0 {
             return Err(misaligned(bytes.as_ptr() as usize));
         }
@@ -244,7 +247,7 @@ impl<'a> BlockedBloomRef<'a> {
 
     /// Bytes of filter data (64 per line).
     pub fn size_bytes(&self) -> usize {
-        std::mem::size_of_val(self.lines)
+        core::mem::size_of_val(self.lines)
     }
 
     /// Number of set bits.
@@ -277,9 +280,9 @@ impl<'a> BlockedBloomRef<'a> {
     }
 }
 
-impl std::fmt::Debug for BlockedBloomRef<'_> {
+impl core::fmt::Debug for BlockedBloomRef<'_> {
     // The lines can be gigabytes: print the shape, not the contents.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("BlockedBloomRef")
             .field("lines", &self.lines.len())
             .field("hashes", &self.hashes)
@@ -340,13 +343,14 @@ impl AlignedBytes {
     pub fn zeroed(len: usize) -> Result<Self> {
         // A plain vector, never a huge-page mapping: these buffers are read into, not probed
         // at random.
-        let lines =
-            bytemuck::allocation::try_zeroed_vec::<Line>(len.div_ceil(std::mem::size_of::<Line>()))
-                .map_err(|_| Error::InvalidParameter {
-                    name: "len",
-                    value: len.to_string(),
-                    allowed: "a number of bytes that fits in memory",
-                })?;
+        let lines = bytemuck::allocation::try_zeroed_vec::<Line>(
+            len.div_ceil(core::mem::size_of::<Line>()),
+        )
+        .map_err(|_| Error::InvalidParameter {
+            name: "len",
+            value: len.to_string(),
+            allowed: "a number of bytes that fits in memory",
+        })?;
         Ok(Self { lines, len })
     }
 
@@ -387,8 +391,8 @@ impl AsRef<[u8]> for AlignedBytes {
     }
 }
 
-impl std::fmt::Debug for AlignedBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "AlignedBytes({} bytes)", self.len)
     }
 }

@@ -3,7 +3,7 @@
 //! bulk insert, whose threads OR bits into the shared atomic words. The bits are those of the
 //! scalar paths in `mod.rs`, which these call or mirror.
 
-use std::sync::atomic::Ordering::Relaxed;
+use core::sync::atomic::Ordering::Relaxed;
 
 use crate::par::*;
 

@@ -6,6 +6,8 @@ use super::{ClassicBloom, WORD_BITS};
 use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
 use crate::filter::Sizing;
 use crate::hash::DEFAULT_SEED;
+#[cfg(not(feature = "std"))]
+use crate::math::Float;
 use crate::model::{self, CLASSIC_MAX_K};
 
 /// Builds a [`ClassicBloom`] from an expected item count and a size (a target FPR or a number of

@@ -89,9 +89,12 @@ mod builder;
 #[cfg(test)]
 mod tests;
 
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
 pub use builder::ClassicBloomBuilder;
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::error::{Error, Result};
 use crate::filter::{Filter, FilterKind};
@@ -372,7 +375,7 @@ impl ClassicBloom {
 
     /// Bytes of filter data (8 per 64-bit word).
     pub fn size_bytes(&self) -> usize {
-        self.words.len() * std::mem::size_of::<u64>()
+        self.words.len() * core::mem::size_of::<u64>()
     }
 
     /// Number of set bits.
@@ -459,9 +462,9 @@ impl PartialEq for ClassicBloom {
 
 impl Eq for ClassicBloom {}
 
-impl std::fmt::Debug for ClassicBloom {
+impl core::fmt::Debug for ClassicBloom {
     /// The parameters and the number of set bits; the bits themselves would be megabytes.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("ClassicBloom")
             .field("num_bits", &self.num_bits)
             .field("hashes", &self.hashes)

@@ -77,7 +77,7 @@ const SALT_LOW: [u64; 8] = {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use std::arch::x86_64::*;
+    use core::arch::x86_64::*;
 
     use super::{CountKernel, Line, RemoveRefused, SALT_LOW};
     use crate::blocked::arch::{Avx2, Avx512};

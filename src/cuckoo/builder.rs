@@ -12,6 +12,7 @@ use crate::error::{
 use crate::filter::Sizing;
 use crate::hash::DEFAULT_SEED;
 use crate::model;
+use alloc::string::ToString;
 
 /// Builds a [`CuckooFilter`] for an expected item count from a target FPR, a bits-per-key budget
 /// or a fixed fingerprint width, optionally with a hash seed.

@@ -102,6 +102,9 @@ mod builder;
 #[cfg(test)]
 mod tests;
 
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::ToString;
 pub use builder::CuckooFilterBuilder;
 
 use crate::blocked::{Line, LineBuf, zeroed_lines};
@@ -201,9 +204,9 @@ pub struct CuckooFilter {
     alt_hashes: Box<[usize; 256]>,
 }
 
-impl std::fmt::Debug for CuckooFilter {
+impl core::fmt::Debug for CuckooFilter {
     // The table can be gigabytes: print the shape, not the contents.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("CuckooFilter")
             .field("buckets", &self.buckets)
             .field("fingerprint_bits", &self.fingerprint_bits)
@@ -238,9 +241,9 @@ impl CuckooFilter {
     /// `fingerprint_bits`-bit fingerprints (8, 12 or 16).
     pub fn with_buckets(buckets: usize, fingerprint_bits: u32, seed: u64) -> Result<Self> {
         check_fingerprint_bits(fingerprint_bits)?;
-        let table_len = table_words(buckets, fingerprint_bits)? * std::mem::size_of::<u64>();
+        let table_len = table_words(buckets, fingerprint_bits)? * core::mem::size_of::<u64>();
         let table =
-            zeroed_lines(table_len.div_ceil(std::mem::size_of::<Line>())).map_err(|_| {
+            zeroed_lines(table_len.div_ceil(core::mem::size_of::<Line>())).map_err(|_| {
                 Error::InvalidParameter {
                     name: "buckets",
                     value: buckets.to_string(),
@@ -254,7 +257,7 @@ impl CuckooFilter {
             fingerprint_bits,
             len: 0,
             seed,
-            alt_hashes: Box::new(std::array::from_fn(|fp| alt_hash(fp as u64, buckets))),
+            alt_hashes: Box::new(core::array::from_fn(|fp| alt_hash(fp as u64, buckets))),
         })
     }
 
@@ -426,8 +429,8 @@ impl CuckooFilter {
         &self.bytes()[..self.buckets * bucket_bytes(self.fingerprint_bits)]
     }
 
-    /// Bytes of the table the kernel backs with transparent huge pages right now (Linux; `None`
-    /// elsewhere). Tables of at least 8 MiB ask for them, as the blocked filter's lines do; the
+    /// Bytes of the table the kernel backs with transparent huge pages right now (Linux with the
+    /// feature `std`; `None` elsewhere). Tables of at least 8 MiB ask for them, as the blocked filter's lines do; the
     /// kernel may still decline, and pages are only backed once touched.
     /// [`crate::blocked::set_huge_pages`] turns the request off.
     pub fn huge_page_bytes(&self) -> Option<usize> {

@@ -52,7 +52,7 @@ fn looked_up_alternates_equal_computed_ones() {
     ] {
         let mut filter = CuckooFilter::with_buckets(1, 8, 1).unwrap();
         filter.buckets = buckets;
-        *filter.alt_hashes = std::array::from_fn(|fp| alt_hash(fp as u64, buckets));
+        *filter.alt_hashes = core::array::from_fn(|fp| alt_hash(fp as u64, buckets));
         for h in randoms(buckets as u64)
             .take(2_000)
             .chain([0, u64::MAX, 0xFFFF_FFFF])

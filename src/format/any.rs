@@ -1,6 +1,9 @@
 //! [`AnyFilter`], a filter of a kind known only once its bytes are read, and [`read_any`],
 //! which reads one. Every method delegates to the filter inside.
 
+use alloc::string::ToString;
+use alloc::vec::Vec;
+#[cfg(feature = "std")]
 use std::io::Write;
 
 use super::header::read_header;
@@ -214,6 +217,7 @@ impl AnyFilter {
     }
 
     /// Writes the serialized bytes to `out`, recording 0 items for the Bloom filters.
+    #[cfg(feature = "std")]
     pub fn write_to(&self, out: impl Write) -> Result<()> {
         self.write_to_with_items(0, out)
     }
@@ -221,6 +225,7 @@ impl AnyFilter {
     /// Writes the serialized bytes to `out`, recording `items` as the number of keys inserted
     /// for the Bloom filters (which do not count them); a cuckoo or scalable filter records its
     /// own `len` whatever `items` says.
+    #[cfg(feature = "std")]
     pub fn write_to_with_items(&self, items: u64, out: impl Write) -> Result<()> {
         match self {
             AnyFilter::Blocked(f) => f.write_with_items(items, out),

@@ -2,6 +2,8 @@
 //! written, and the checks that turn a malformed header (or a whole filter, in `parse`) into
 //! [`Error::Corrupt`]. The payloads are `payload.rs`'s.
 
+use alloc::format;
+use alloc::string::ToString;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::{
@@ -174,7 +176,7 @@ impl Shape {
                 if lines == 0 {
                     return Err(corrupt("a blocked filter of zero lines"));
                 }
-                lines.checked_mul(std::mem::size_of::<Line>() as u64)
+                lines.checked_mul(core::mem::size_of::<Line>() as u64)
             }
             Shape::Classic { bits, k: hashes } => {
                 check_range("classic probes per key", hashes, 1, CLASSIC_MAX_K)?;
@@ -202,7 +204,7 @@ impl Shape {
                 if lines == 0 {
                     return Err(corrupt("a counting filter of zero lines"));
                 }
-                lines.checked_mul(std::mem::size_of::<Line>() as u64)
+                lines.checked_mul(core::mem::size_of::<Line>() as u64)
             }
             Shape::Scalable { .. } => None,
             Shape::SplitBlock { blocks } => {

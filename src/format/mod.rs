@@ -81,6 +81,9 @@ mod tests;
 
 #[cfg(feature = "serde")]
 mod serde;
+use alloc::format;
+use alloc::string::String;
+use alloc::string::ToString;
 pub use any::{AnyFilter, read_any};
 pub use header::{Header, Shape, read_header, verify};
 pub(crate) use header::{parse, parse_unverified};

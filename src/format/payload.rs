@@ -3,11 +3,17 @@
 //! [`SplitBlockBloom`]. Every kind streams its header and payload through a `Checksummed` writer, so `write_to` never holds a second copy of the filter; every reader
 //! goes through `parse` first and allocates no more than the input's own size.
 
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::vec::Vec;
+#[cfg(feature = "std")]
 use std::io::{Read, Write};
 
 use xxhash_rust::xxh3::Xxh3Default;
 
-use super::header::{Header, Shape, parse, read_header};
+#[cfg(feature = "std")]
+use super::header::read_header;
+use super::header::{Header, Shape, parse};
 use super::{CHECKSUM_LEN, HEADER_LEN, check_range, corrupt, into_corrupt, u32_at, u64_at};
 use crate::blocked::{Line, LineBuf, MAX_K, zeroed_lines};
 use crate::error::Result;
@@ -19,6 +25,24 @@ use crate::{
     BlockedBloom, ClassicBloom, CountingBlockedBloom, CuckooFilter, ScalableBlockedBloom,
     SplitBlockBloom,
 };
+
+/// Without `std`, the writers' one destination: the `Vec<u8>` of `to_bytes`.
+#[cfg(not(feature = "std"))]
+pub(crate) trait Write {
+    fn write_all(&mut self, bytes: &[u8]) -> Result<()>;
+    fn flush(&mut self) -> Result<()>;
+}
+
+#[cfg(not(feature = "std"))]
+impl Write for &mut Vec<u8> {
+    fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
 
 /// A writer that hashes everything written through it, then appends the checksum.
 struct Checksummed<W: Write> {
@@ -52,6 +76,7 @@ impl<W: Write> Checksummed<W> {
 }
 
 /// Fills `buf` from `input`: a stream that ends first is a truncated filter.
+#[cfg(feature = "std")]
 fn read_all(input: &mut impl Read, buf: &mut [u8]) -> Result<()> {
     input.read_exact(buf).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -65,7 +90,7 @@ fn read_all(input: &mut impl Read, buf: &mut [u8]) -> Result<()> {
 /// Writes to a `Vec`, which cannot fail.
 fn to_vec(len: usize, write: impl FnOnce(&mut Vec<u8>) -> Result<()>) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
-    // `impl Write for Vec<u8>` never returns an error (an allocation failure aborts instead).
+    // Writing to a `Vec<u8>` never returns an error (an allocation failure aborts instead).
     write(&mut out).expect("writing to a Vec<u8> cannot fail");
     out
 }
@@ -74,10 +99,11 @@ impl BlockedBloom {
     /// The filter in the [serialized format](super): header, lines, checksum. Records 0 items
     /// (see [`AnyFilter::write_to_with_items`] to record a count).
     pub fn to_bytes(&self) -> Vec<u8> {
-        to_vec(self.encoded_len(), |out| self.write_to(out))
+        to_vec(self.encoded_len(), |out| self.write_with_items(0, out))
     }
 
     /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    #[cfg(feature = "std")]
     pub fn write_to(&self, out: impl Write) -> Result<()> {
         self.write_with_items(0, out)
     }
@@ -118,6 +144,7 @@ impl BlockedBloom {
     /// assert_eq!(input, b"what follows the filter");
     /// # Ok::<(), linebloom::Error>(())
     /// ```
+    #[cfg(feature = "std")]
     pub fn read_from(mut input: impl Read) -> Result<Self> {
         let mut head = [0u8; HEADER_LEN];
         read_all(&mut input, &mut head)?;
@@ -170,11 +197,12 @@ impl ClassicBloom {
     /// items (see [`AnyFilter::write_to_with_items`] to record a count).
     pub fn to_bytes(&self) -> Vec<u8> {
         to_vec(HEADER_LEN + self.size_bytes() + CHECKSUM_LEN, |out| {
-            self.write_to(out)
+            self.write_with_items(0, out)
         })
     }
 
     /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    #[cfg(feature = "std")]
     pub fn write_to(&self, out: impl Write) -> Result<()> {
         self.write_with_items(0, out)
     }
@@ -227,12 +255,17 @@ impl CuckooFilter {
     pub fn to_bytes(&self) -> Vec<u8> {
         to_vec(
             HEADER_LEN + self.table_bytes().len() + CHECKSUM_LEN,
-            |out| self.write_to(out),
+            |out| self.write_into(out),
         )
     }
 
     /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    #[cfg(feature = "std")]
     pub fn write_to(&self, out: impl Write) -> Result<()> {
+        self.write_into(out)
+    }
+
+    fn write_into(&self, out: impl Write) -> Result<()> {
         let table = self.table_bytes();
         let shape = Shape::Cuckoo {
             buckets: self.num_buckets() as u64,
@@ -270,11 +303,12 @@ impl CountingBlockedBloom {
     /// items (see [`AnyFilter::write_to_with_items`] to record a count).
     pub fn to_bytes(&self) -> Vec<u8> {
         to_vec(HEADER_LEN + self.size_bytes() + CHECKSUM_LEN, |out| {
-            self.write_to(out)
+            self.write_with_items(0, out)
         })
     }
 
     /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    #[cfg(feature = "std")]
     pub fn write_to(&self, out: impl Write) -> Result<()> {
         self.write_with_items(0, out)
     }
@@ -308,11 +342,12 @@ impl SplitBlockBloom {
     /// stores, see [`to_parquet_bytes`](Self::to_parquet_bytes).
     pub fn to_bytes(&self) -> Vec<u8> {
         to_vec(HEADER_LEN + self.size_bytes() + CHECKSUM_LEN, |out| {
-            self.write_to(out)
+            self.write_with_items(0, out)
         })
     }
 
     /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    #[cfg(feature = "std")]
     pub fn write_to(&self, out: impl Write) -> Result<()> {
         self.write_with_items(0, out)
     }
@@ -355,7 +390,7 @@ fn put_lines<W: Write>(out: &mut Checksummed<W>, lines: &[Line]) -> Result<()> {
 /// A blocked filter's lines from a payload of little-endian `u32` words (its length a checked
 /// multiple of 64).
 pub(crate) fn lines_from(payload: &[u8]) -> Result<LineBuf> {
-    let mut lines = zeroed_lines(payload.len() / std::mem::size_of::<Line>())?;
+    let mut lines = zeroed_lines(payload.len() / core::mem::size_of::<Line>())?;
     bytemuck::cast_slice_mut::<Line, u8>(&mut lines[..]).copy_from_slice(payload);
     if cfg!(target_endian = "big") {
         for word in bytemuck::cast_slice_mut::<Line, u32>(&mut lines[..]) {
@@ -383,7 +418,7 @@ fn put_words<W: Write>(out: &mut Checksummed<W>, lines: &[Line]) -> Result<()> {
 
 /// Lines from a payload of little-endian `u64` words (its length a checked multiple of 64).
 fn lines_from_words(payload: &[u8]) -> Result<LineBuf> {
-    let mut lines = zeroed_lines(payload.len() / std::mem::size_of::<Line>())?;
+    let mut lines = zeroed_lines(payload.len() / core::mem::size_of::<Line>())?;
     bytemuck::cast_slice_mut::<Line, u8>(&mut lines[..]).copy_from_slice(payload);
     if cfg!(target_endian = "big") {
         for word in bytemuck::cast_slice_mut::<Line, u64>(&mut lines[..]) {
@@ -401,7 +436,7 @@ impl ScalableBlockedBloom {
     /// the item count), parameters, each filter with its size and keys, checksum.
     pub fn to_bytes(&self) -> Vec<u8> {
         to_vec(HEADER_LEN + self.payload_len() + CHECKSUM_LEN, |out| {
-            self.write_to(out)
+            self.write_into(out)
         })
     }
 
@@ -410,7 +445,12 @@ impl ScalableBlockedBloom {
     }
 
     /// Writes the [serialized format](super) to `out`, streaming (no second copy in memory).
+    #[cfg(feature = "std")]
     pub fn write_to(&self, out: impl Write) -> Result<()> {
+        self.write_into(out)
+    }
+
+    fn write_into(&self, out: impl Write) -> Result<()> {
         let shape = Shape::Scalable {
             filters: self.filters() as u64,
         };
@@ -463,7 +503,7 @@ impl ScalableBlockedBloom {
             check_range("scalable part probes per key", hashes, 1, MAX_K)?;
             let bytes = usize::try_from(lines)
                 .ok()
-                .and_then(|l| l.checked_mul(std::mem::size_of::<Line>()))
+                .and_then(|l| l.checked_mul(core::mem::size_of::<Line>()))
                 .filter(|&b| lines > 0 && b <= after.len())
                 .ok_or_else(|| {
                     corrupt(format!(

@@ -4,6 +4,8 @@
 //! foreign value is an error of the format, never a filter that answers wrongly. The format's
 //! version and checksum travel with the value.
 
+use alloc::vec::Vec;
+
 use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -18,7 +20,7 @@ struct Bytes;
 impl<'de> Visitor<'de> for Bytes {
     type Value = Vec<u8>;
 
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+    fn expecting(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
         f.write_str("a linebloom filter's serialized bytes")
     }
 

@@ -127,7 +127,7 @@ unsafe fn contains_loop<B: BlockBytes, K: BlockKernel>(
     hashes: &[u64],
     out: &mut [bool],
 ) {
-    if std::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
+    if core::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
         for (o, &h) in out.iter_mut().zip(hashes) {
             // SAFETY: the caller's contract.
             *o = unsafe { contains_with::<B, K>(blocks, h) };
@@ -192,7 +192,7 @@ pub(crate) fn count_contained_on<B: BlockBytes>(
 unsafe fn count_loop<B: BlockBytes, K: BlockKernel>(blocks: &[B], hashes: &[u64]) -> usize {
     // SAFETY (both closures): the caller's contract.
     let test = |h| unsafe { contains_with::<B, K>(blocks, h) };
-    if std::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
+    if core::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
         return hashes.iter().filter(|&&h| test(h)).count();
     }
     let mut found = 0;

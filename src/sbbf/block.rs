@@ -45,8 +45,8 @@ const SALT_LANES: u32x8 = u32x8::new(SALT);
 #[repr(C, align(32))]
 pub struct Block(pub [u32; 8]);
 
-impl std::fmt::Debug for Block {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Block {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "Block(")?;
         for w in self.0.iter().rev() {
             write!(f, "{w:08x}")?;
@@ -151,7 +151,7 @@ pub(crate) use x86::Avx2Blocks;
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use std::arch::x86_64::*;
+    use core::arch::x86_64::*;
 
     use super::{Block, BlockKernel, SALT};
 
@@ -248,7 +248,7 @@ mod tests {
         for _ in 0..10_000 {
             x = crate::hash::mix64(x);
             let scalar: [u32; 8] =
-                std::array::from_fn(|i| 1u32 << ((x as u32).wrapping_mul(SALT[i]) >> 27));
+                core::array::from_fn(|i| 1u32 << ((x as u32).wrapping_mul(SALT[i]) >> 27));
             assert_eq!(BlockMask::for_hash(x).to_array(), scalar);
         }
     }
@@ -260,7 +260,7 @@ mod tests {
             let mut x = 0x0fed_cba9_8765_4321u64;
             for i in 0..20_000u64 {
                 x = crate::hash::mix64(x ^ i);
-                let mut block = Block(std::array::from_fn(|w| {
+                let mut block = Block(core::array::from_fn(|w| {
                     crate::hash::mix64(x + w as u64) as u32
                 }));
                 let mut want = block;

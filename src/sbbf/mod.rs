@@ -54,6 +54,11 @@ mod view;
 #[cfg(test)]
 mod tests;
 
+#[cfg(not(feature = "std"))]
+use crate::math::Float;
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
 pub use block::{BLOCK_BITS, BLOCK_BYTES};
 pub(crate) use block::{Block, block_index};
 pub use thrift::{ParquetHeader, parquet_header};
@@ -125,8 +130,8 @@ pub struct SplitBlockBloom {
     num_blocks: usize,
 }
 
-impl std::fmt::Debug for SplitBlockBloom {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for SplitBlockBloom {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("SplitBlockBloom")
             .field("blocks", &self.num_blocks)
             .field("ones", &self.count_ones())

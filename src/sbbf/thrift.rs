@@ -25,6 +25,10 @@
 
 use super::{BLOCK_BYTES, MAX_BITSET_BYTES, MIN_BITSET_BYTES};
 use crate::error::{Error, Result};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// What a Parquet Bloom filter header says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -367,7 +371,7 @@ mod tests {
         }
         // Deep nesting in an unknown field stops at the depth limit.
         let mut deep = vec![0x5c];
-        deep.extend(std::iter::repeat_n(0x1c, 10_000));
+        deep.extend(core::iter::repeat_n(0x1c, 10_000));
         assert!(parquet_header(&deep).is_err());
     }
 }

@@ -104,7 +104,7 @@ mod imp {
     use super::super::{line_for, line_for_mut};
     use super::Line;
     use crate::prefetch::{Level, NEAR, prefetch_to};
-    use std::arch::asm;
+    use core::arch::asm;
 
     /// The portable answer for one key, for the keys after the last whole iteration.
     #[inline(always)]

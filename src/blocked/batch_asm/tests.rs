@@ -20,7 +20,7 @@ fn best() -> SimdPath {
 fn random_lines(n: usize, seed: u64) -> Vec<Line> {
     (0..n as u64)
         .map(|i| {
-            Line(std::array::from_fn(|w| {
+            Line(core::array::from_fn(|w| {
                 let x = mix64(seed ^ (i * 16 + w as u64));
                 (x | (x >> 32)) as u32 | mix64(x) as u32
             }))
