@@ -390,6 +390,18 @@ impl CountingBlockedBloom {
         }
     }
 
+    /// An empty filter of exactly `shape`, the exact-size constructor every kind shares (a
+    /// builder's `shape()` plans one; ``with_lines`` is the same by its parts); an error for another
+    /// kind's shape.
+    pub fn with_shape(shape: crate::format::Shape, seed: u64) -> Result<Self> {
+        match shape {
+            crate::format::Shape::Counting { lines, k } => {
+                Self::with_lines(crate::format::count_of(lines, "lines")?, k, seed)
+            }
+            other => Err(crate::format::wrong_shape(FilterKind::Counting, other)),
+        }
+    }
+
     /// A filter of exactly `lines` lines (128 counters each) and `k` counters per key.
     pub fn with_lines(lines: usize, k: u32, seed: u64) -> Result<Self> {
         check_k(k)?;

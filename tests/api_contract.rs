@@ -138,3 +138,31 @@ fn the_filter_trait_covers_every_owned_kind() -> Result<()> {
     }
     Ok(())
 }
+
+/// `with_shape` is the exact-size constructor every sized kind shares: the shape a builder
+/// plans is the filter it builds, and another kind's shape is an error.
+#[test]
+fn with_shape_builds_what_the_builder_plans() -> Result<()> {
+    macro_rules! exact {
+        ($kind:ident, $seed:expr) => {{
+            let builder = $kind::builder(ITEMS).bits_per_key(12.0);
+            let shape = builder.shape()?;
+            let planned = $kind::with_shape(shape, $seed)?;
+            assert_eq!(
+                planned.to_bytes(),
+                builder.build()?.to_bytes(),
+                stringify!($kind)
+            );
+            assert_eq!(shape.size_bytes()?, planned.to_bytes().len() as u64 - 72);
+            let other = linebloom::format::Shape::Scalable { filters: 1 };
+            assert!($kind::with_shape(other, $seed).is_err(), stringify!($kind));
+        }};
+    }
+    exact!(BlockedBloom, linebloom::hash::DEFAULT_SEED);
+    exact!(ClassicBloom, linebloom::hash::DEFAULT_SEED);
+    exact!(CuckooFilter, linebloom::hash::DEFAULT_SEED);
+    exact!(CountingBlockedBloom, linebloom::hash::DEFAULT_SEED);
+    exact!(SplitBlockBloom, 0);
+    assert!(SplitBlockBloom::with_shape(SplitBlockBloom::builder(ITEMS).shape()?, 1).is_err());
+    Ok(())
+}

@@ -156,6 +156,21 @@ impl BlockedBloom {
         }
     }
 
+    /// An empty filter of exactly `shape`, the exact-size constructor every kind shares (a
+    /// builder's `shape()` plans one; ``with_lines`` is the same by its parts); an error for another
+    /// kind's shape.
+    pub fn with_shape(shape: crate::format::Shape, seed: u64) -> Result<Self> {
+        match shape {
+            crate::format::Shape::Blocked { lines, k } => {
+                Self::with_lines(crate::format::count_of(lines, "lines")?, k, seed)
+            }
+            other => Err(crate::format::wrong_shape(
+                crate::FilterKind::Blocked,
+                other,
+            )),
+        }
+    }
+
     /// An empty filter of exactly `lines` lines (64 bytes each) and `k` probes per key.
     pub fn with_lines(lines: usize, k: u32, seed: u64) -> Result<Self> {
         check_k(k)?;

@@ -178,6 +178,16 @@ impl ClassicBloom {
         ClassicBloomBuilder::new(items)
     }
 
+    /// An empty filter of exactly `shape`, the exact-size constructor every kind shares (a
+    /// builder's `shape()` plans one; ``with_bits`` is the same by its parts); an error for another
+    /// kind's shape.
+    pub fn with_shape(shape: crate::format::Shape, seed: u64) -> Result<Self> {
+        match shape {
+            crate::format::Shape::Classic { bits, k } => Self::with_bits(bits, k, seed),
+            other => Err(crate::format::wrong_shape(FilterKind::Classic, other)),
+        }
+    }
+
     /// An empty filter of exactly `num_bits` bits (any number from 1 up) and `k` probes per
     /// key (1..=64).
     pub fn with_bits(num_bits: u64, k: u32, seed: u64) -> Result<Self> {

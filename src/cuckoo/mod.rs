@@ -237,6 +237,23 @@ impl CuckooFilter {
         CuckooFilterBuilder::new(items)
     }
 
+    /// An empty filter of exactly `shape`, the exact-size constructor every kind shares (a
+    /// builder's `shape()` plans one; ``with_buckets`` is the same by its parts); an error for another
+    /// kind's shape.
+    pub fn with_shape(shape: crate::format::Shape, seed: u64) -> Result<Self> {
+        match shape {
+            crate::format::Shape::Cuckoo {
+                buckets,
+                fingerprint_bits,
+            } => Self::with_buckets(
+                crate::format::count_of(buckets, "buckets")?,
+                fingerprint_bits,
+                seed,
+            ),
+            other => Err(crate::format::wrong_shape(FilterKind::Cuckoo, other)),
+        }
+    }
+
     /// An empty filter of exactly `buckets` buckets (any count, not only powers of two) with
     /// `fingerprint_bits`-bit fingerprints (8, 12 or 16).
     pub fn with_buckets(buckets: usize, fingerprint_bits: u32, seed: u64) -> Result<Self> {

@@ -105,6 +105,31 @@ pub enum Shape {
     },
 }
 
+/// The error of a `with_shape` given another kind's shape.
+pub(crate) fn wrong_shape(kind: FilterKind, shape: Shape) -> Error {
+    Error::InvalidParameter {
+        name: "shape",
+        value: alloc::format!("{shape:?}"),
+        allowed: match kind {
+            FilterKind::Blocked => "a Shape::Blocked",
+            FilterKind::Classic => "a Shape::Classic",
+            FilterKind::Cuckoo => "a Shape::Cuckoo",
+            FilterKind::Counting => "a Shape::Counting",
+            FilterKind::Scalable => "a Shape::Scalable",
+            FilterKind::SplitBlock => "a Shape::SplitBlock",
+        },
+    }
+}
+
+/// A shape's count as a `usize`, or an error naming it.
+pub(crate) fn count_of(n: u64, name: &'static str) -> Result<usize> {
+    usize::try_from(n).map_err(|_| Error::InvalidParameter {
+        name,
+        value: alloc::string::ToString::to_string(&n),
+        allowed: "a count this machine can address",
+    })
+}
+
 impl Shape {
     /// Bytes of filter data a filter of this shape holds: its payload in the format, which is
     /// its `size_bytes()` in memory but for the cuckoo filter's table (rounded up to whole

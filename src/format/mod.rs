@@ -86,6 +86,7 @@ use alloc::string::String;
 use alloc::string::ToString;
 pub use any::{AnyFilter, read_any};
 pub use header::{Header, Shape, read_header, verify};
+pub(crate) use header::{count_of, wrong_shape};
 pub(crate) use header::{parse, parse_unverified};
 #[cfg(feature = "redis")]
 pub(crate) use payload::lines_from;

@@ -227,6 +227,25 @@ impl SplitBlockBloom {
         Self::builder(items).bits_per_key(bits_per_key).build()
     }
 
+    /// An empty filter of exactly `shape`, the exact-size constructor every kind shares (a
+    /// builder's `shape()` plans one; `with_blocks` is the same by its parts); an error for
+    /// another kind's shape, and for a seed other than 0 (Parquet's hash has none).
+    pub fn with_shape(shape: crate::format::Shape, seed: u64) -> Result<Self> {
+        if seed != 0 {
+            return Err(Error::InvalidParameter {
+                name: "seed",
+                value: alloc::format!("{seed:#x}"),
+                allowed: "0 for a split-block filter (XXH64 with seed 0, as Parquet hashes)",
+            });
+        }
+        match shape {
+            crate::format::Shape::SplitBlock { blocks } => {
+                Self::with_blocks(crate::format::count_of(blocks, "blocks")?)
+            }
+            other => Err(crate::format::wrong_shape(FilterKind::SplitBlock, other)),
+        }
+    }
+
     /// An empty filter of exactly `blocks` 32-byte blocks (1 to 2^32).
     pub fn with_blocks(blocks: usize) -> Result<Self> {
         check_blocks(blocks as u64)?;
