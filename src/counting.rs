@@ -755,7 +755,7 @@ const AHEAD: usize = 16;
 unsafe fn insert_with<K: CountKernel>(lines: &mut [Line], k: u32, hashes: &[u64]) {
     for (i, &h) in hashes.iter().enumerate() {
         if let Some(&ahead) = hashes.get(i + AHEAD) {
-            crate::prefetch::prefetch(line_for(lines, ahead));
+            crate::engine::prefetch::prefetch(line_for(lines, ahead));
         }
         if let Some(line) = line_for_mut(lines, h) {
             // SAFETY: the caller's contract.
@@ -772,7 +772,7 @@ unsafe fn insert_with<K: CountKernel>(lines: &mut [Line], k: u32, hashes: &[u64]
 unsafe fn contains_with<K: CountKernel>(lines: &[Line], k: u32, hashes: &[u64], out: &mut [bool]) {
     for (i, (&h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {
         if let Some(&ahead) = hashes.get(i + AHEAD) {
-            crate::prefetch::prefetch(line_for(lines, ahead));
+            crate::engine::prefetch::prefetch(line_for(lines, ahead));
         }
         // SAFETY: the caller's contract.
         *o = unsafe { K::contains(line_for(lines, h), h, k) };

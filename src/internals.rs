@@ -7,14 +7,14 @@
 
 use crate::error::Result;
 
-pub use crate::blocked::pages::LineBuf;
 pub use crate::blocked::simd::{Mask, SALTS, lookup_mask_for, mask_for};
-pub use crate::prefetch::{Level, NEAR, hint_step, prefetch_ahead, prefetch_to};
+pub use crate::engine::prefetch::{Level, NEAR, hint_step, prefetch_ahead, prefetch_to};
+pub use crate::engine::storage::LineBuf;
 
 /// How many keys ahead the batched paths prefetch a key's line.
-pub const PREFETCH_AHEAD: usize = crate::blocked::PREFETCH_AHEAD;
+pub const PREFETCH_AHEAD: usize = crate::engine::lookahead::AHEAD;
 /// Filters up to this many bytes take the batched paths' plain (unprefetched) loops.
-pub const PLAIN_LOOP_BYTES: usize = crate::blocked::PLAIN_LOOP_BYTES;
+pub const PLAIN_LOOP_BYTES: usize = crate::engine::lookahead::CACHED_BYTES;
 /// The fewest threads with which `par_insert_hashes` partitions a batch.
 pub const PARTITION_MIN_THREADS: usize = crate::blocked::PARTITION_MIN_THREADS;
 /// The fewest threads with which `par_insert_hashes_with` (kept buffers) partitions a batch.

@@ -91,10 +91,10 @@
 extern crate alloc;
 
 pub mod blocked;
-mod bulk;
 pub mod classic;
 pub mod counting;
 pub mod cuckoo;
+mod engine;
 pub mod error;
 pub mod filter;
 pub mod format;
@@ -102,7 +102,6 @@ pub mod hash;
 mod math;
 pub mod model;
 mod par;
-mod prefetch;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod sbbf;

@@ -17,12 +17,12 @@
 #[cfg(any(test, feature = "internals"))]
 use alloc::{vec, vec::Vec};
 
-use crate::bulk::{DRAIN, Lines, insert_prefetched, insert_task};
+use crate::engine::bulk::{DRAIN, Lines, insert_prefetched, insert_task};
+use crate::engine::lookahead::{AHEAD, CACHED_BYTES};
+use crate::engine::prefetch::{NEAR, hint_step, prefetch_ahead};
 use crate::par::*;
-use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
 
 use super::arch::{Kernel, SimdPath, per_path, simd_path};
-use super::lookahead::{AHEAD, CACHED_BYTES};
 use super::simd::Line;
 use super::{BlockedBloom, line_for, line_for_mut};
 use super::{BuildBuffers, batch_asm, partition};

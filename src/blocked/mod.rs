@@ -19,8 +19,6 @@ mod atomic;
 mod batch;
 mod batch_asm;
 mod fill;
-mod lookahead;
-pub(crate) mod pages;
 mod partition;
 pub(crate) mod setops;
 pub(crate) mod simd;
@@ -32,14 +30,13 @@ pub use atomic::{AtomicBlockedBloom, AtomicBlockedBloomBuilder};
 pub use simd::{LINE_BITS, Line, MAX_K};
 pub use view::{AlignedBytes, BlockedBloomRef};
 
+pub(crate) use crate::engine::storage::LineBuf;
+pub use crate::engine::storage::{HUGE_PAGE_MIN_BYTES, huge_pages, set_huge_pages};
 use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
 use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key, reduce};
 use crate::model;
 pub use fill::ParFill;
-pub(crate) use lookahead::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
-pub(crate) use pages::LineBuf;
-pub use pages::{HUGE_PAGE_MIN_BYTES, huge_pages, set_huge_pages};
 pub use partition::BuildBuffers;
 #[cfg(feature = "internals")]
 pub(crate) use partition::{
@@ -342,7 +339,7 @@ pub(crate) fn check_k(k: u32) -> Result<()> {
 }
 
 /// Allocates `n` zeroed lines without writing them (fresh pages from the allocator or the
-/// kernel; huge pages for large filters, see `pages.rs`), or an error when the memory cannot be
+/// kernel; huge pages for large filters, see `engine/storage.rs`), or an error when the memory cannot be
 /// had or `n` is 0.
 pub(crate) fn zeroed_lines(n: usize) -> Result<LineBuf> {
     check_line_count(n)?;

@@ -15,7 +15,7 @@
 //! "Optimizing main-memory join on modern hardware", IEEE TKDE 2002: partition until each
 //! part fits the cache). The buckets need no counting pass: each is a list of 4 KiB blocks
 //! from one pool, so a skewed batch (all keys in one range) fits as well as a uniform one.
-//! The batched inserts hint their lines into L2 (`prefetch.rs`), which makes input order
+//! The batched inserts hint their lines into L2 (`engine/prefetch.rs`), which makes input order
 //! cheaper than sorting first on one and two threads, so this runs only on [`MIN_THREADS`]
 //! or more (or [`MIN_THREADS_KEPT`] with kept buffers), where it spares each thread a scan of
 //! the whole batch; its own prefetch of the next range's lines goes into L2 as well
@@ -28,10 +28,10 @@
 use crate::par::*;
 use alloc::vec::Vec;
 
-use super::pages::LineBuf;
 use super::simd::Line;
 use super::{BlockedBloom, line_index};
-use crate::prefetch::{Level, prefetch_to};
+use crate::engine::prefetch::{Level, prefetch_to};
+use crate::engine::storage::LineBuf;
 
 /// Hashes per block of a bucket: 4 KiB, a page's worth of one range's keys.
 const BLOCK: usize = 512;
@@ -92,7 +92,7 @@ const CHUNK_KEYS_PER_LINE: usize = 16;
 
 /// The fewest threads the partitioned insert runs on; fewer go through the prefetching insert
 /// (one thread) or the bulk insert's tasks, which each scan the whole batch (`batch.rs`).
-/// The batched inserts hint their lines into L2 (`prefetch.rs`), so inserting in input order
+/// The batched inserts hint their lines into L2 (`engine/prefetch.rs`), so inserting in input order
 /// costs less than sorting first: input order is faster on one thread, and the tasks are level
 /// with or ahead of the partitioned insert on two. Each task, though, reads the whole batch
 /// however many there are, while a thread of the partitioned insert reads only its share:

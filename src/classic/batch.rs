@@ -8,9 +8,9 @@ use core::sync::atomic::Ordering::Relaxed;
 use crate::par::*;
 
 use super::{ClassicBloom, locate};
+use crate::engine::prefetch::prefetch;
 use crate::error::Result;
 use crate::hash::{DoubleHash, reduce};
-use crate::prefetch::prefetch;
 
 /// Keys whose first probe words are computed and prefetched together before any is tested in a
 /// batched lookup, and how many probes of each are prefetched. A key that is absent stops at its

@@ -108,11 +108,11 @@ use alloc::string::ToString;
 pub use builder::CuckooFilterBuilder;
 
 use crate::blocked::{Line, LineBuf, zeroed_lines};
+use crate::engine::prefetch::{Level, NEAR, prefetch_ahead, prefetch_to};
 use crate::error::{Error, Result};
 use crate::filter::{Filter, FilterKind};
 use crate::hash::{Key, mix64, reduce};
 use crate::model;
-use crate::prefetch::{Level, NEAR, prefetch_ahead, prefetch_to};
 use bucket::{
     alt_bucket, alt_from, alt_hash, bucket_bytes, fingerprint, in_either, lane_mask, load,
     make_room_by_moving_a_resident, put, swap_slot, take,

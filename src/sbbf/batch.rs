@@ -7,7 +7,7 @@
 //! the owned filter (aligned [`Block`]s) and the zero-copy view (bytes of any alignment), through
 //! [`BlockBytes`].
 //!
-//! The bulk insert is the blocked filter's (`bulk.rs`) on 32-byte blocks.
+//! The bulk insert is the blocked filter's (`engine/bulk.rs`) on 32-byte blocks.
 
 use crate::par::*;
 
@@ -17,11 +17,12 @@ use super::block::Avx2Blocks;
 use super::block::{
     BLOCK_BYTES, Block, BlockKernel, PortableBlocks, avx2_on, block_index, test_on,
 };
-use crate::blocked::{PLAIN_LOOP_BYTES, PREFETCH_AHEAD, SimdPath, simd_path};
-use crate::bulk::{Blocks, DRAIN, insert_prefetched, insert_task};
+use crate::blocked::{SimdPath, simd_path};
+use crate::engine::bulk::{Blocks, DRAIN, insert_prefetched, insert_task};
+use crate::engine::lookahead::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
+use crate::engine::prefetch::{NEAR, hint_step, prefetch_ahead};
 use crate::error::{Result, check_same_len};
 use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
-use crate::prefetch::{NEAR, hint_step, prefetch_ahead};
 
 /// Below this many hashes the bulk insert runs on one thread: starting the tasks would cost
 /// more than the threads win.
@@ -247,7 +248,7 @@ impl SplitBlockBloom {
 
     /// Inserts many pre-hashed values on the rayon pool, bit-identical to inserting them one
     /// by one: each thread's task owns a contiguous run of blocks, scans the whole input and
-    /// inserts the hashes of its run (the blocked filter's scanning tasks, `bulk.rs`). Takes no
+    /// inserts the hashes of its run (the blocked filter's scanning tasks, `engine/bulk.rs`). Takes no
     /// memory of its own. Runs on one thread for fewer than 16 Ki hashes, and for a filter of
     /// up to 2 MiB: there a key's insert costs about as little as scanning it, so every task's
     /// scan of the whole input outweighs what the threads share, and two threads run slower

@@ -123,7 +123,7 @@ pub fn parquet_bitset_bytes(ndv: u64, fpp: f64) -> Result<usize> {
 #[derive(Clone, PartialEq, Eq)]
 pub struct SplitBlockBloom {
     /// The blocks, two to a 64-byte line, in the engine's line storage: filters of 8 MiB and
-    /// more get a huge-page mapping (`blocked/pages.rs`), which past the cache saves a TLB
+    /// more get a huge-page mapping (`engine/storage.rs`), which past the cache saves a TLB
     /// miss per lookup. With an odd block count the last line's second half is never touched.
     lines: LineBuf,
     /// The number of blocks.

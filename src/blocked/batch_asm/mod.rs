@@ -98,12 +98,12 @@ pub(crate) fn contains(
 
 #[cfg(target_arch = "x86_64")]
 mod imp {
-    use super::super::lookahead::AHEAD;
     use super::super::simd::mask_for;
     use super::super::simd::tables::{SALT_LANES, enable_row, enable_row_second};
     use super::super::{line_for, line_for_mut};
     use super::Line;
-    use crate::prefetch::{Level, NEAR, prefetch_to};
+    use crate::engine::lookahead::AHEAD;
+    use crate::engine::prefetch::{Level, NEAR, prefetch_to};
     use core::arch::asm;
 
     /// The portable answer for one key, for the keys after the last whole iteration.
@@ -214,7 +214,7 @@ mod imp {
     }
 
     /// Prefetches into L2 the line of the hash `AHEAD` places after the one at byte offset
-    /// `$at`, and into L1 that of the hash `NEAR` places after it (`prefetch.rs` on why two).
+    /// `$at`, and into L1 that of the hash `NEAR` places after it (`engine/prefetch.rs` on why two).
     macro_rules! prefetch_ahead {
         ($at:literal) => {
             concat!(

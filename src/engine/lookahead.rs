@@ -6,8 +6,8 @@
 //! way. It owns no code, only the measured choices.
 
 /// How many keys ahead the batched paths prefetch into L2: the misses they keep in flight; each
-/// line also comes up into L1 [`NEAR`](crate::prefetch::NEAR) keys before its use
-/// (`prefetch.rs`). A prefetch retires without waiting for its line, so the misses in flight
+/// line also comes up into L1 [`NEAR`](crate::engine::prefetch::NEAR) keys before its use
+/// (`engine/prefetch.rs`). A prefetch retires without waiting for its line, so the misses in flight
 /// are not bounded by how many lookups the out-of-order window holds. Far enough ahead that
 /// the misses in flight cover the memory's latency at the pace the loop issues keys, so past
 /// the cache the batched lookups run close to the report's memory probe (random lines read

@@ -9,8 +9,10 @@
 use crate::blocked::arch::{self, SimdPath};
 use crate::blocked::line_index;
 use crate::blocked::simd::Line;
-use crate::blocked::{PLAIN_LOOP_BYTES as CACHED_BYTES, PREFETCH_AHEAD as AHEAD};
-use crate::prefetch::{Level, NEAR, hint_step, prefetch_stream, prefetch_to, prefetch_walk};
+use crate::engine::lookahead::{AHEAD, CACHED_BYTES};
+use crate::engine::prefetch::{
+    Level, NEAR, hint_step, prefetch_stream, prefetch_to, prefetch_walk,
+};
 use crate::sbbf::{Block, block_index};
 
 /// A filter's storage as the bulk insert sees it: slots (lines or blocks) of which a hash picks

@@ -1,0 +1,15 @@
+//! The engine core: what decides a filter's speed, shared by the filters and generic over them.
+//!
+//! - `storage.rs`: [`LineBuf`](storage::LineBuf), the aligned, fallibly allocated line storage
+//!   (huge pages for large filters) of the blocked, split-block, cuckoo and counting filters.
+//! - `prefetch.rs`: the software-prefetch hints and the one prefetching walk every batched path
+//!   runs.
+//! - `lookahead.rs`: how far ahead the batched paths prefetch, and the filter size below which
+//!   they run the plain loop instead.
+//! - `bulk.rs`: the [`Slots`](bulk::Slots) seam, the bulk insert's scanning tasks and the
+//!   prefetched insert, generic over the seam.
+
+pub(crate) mod bulk;
+pub(crate) mod lookahead;
+pub(crate) mod prefetch;
+pub(crate) mod storage;
