@@ -17,7 +17,8 @@
 #[cfg(any(test, feature = "internals"))]
 use alloc::{vec, vec::Vec};
 
-use crate::engine::bulk::{DRAIN, Lines, insert_prefetched, insert_task};
+use super::slots::Lines;
+use crate::engine::bulk::{DRAIN, insert_prefetched, insert_task};
 use crate::engine::lookahead::{AHEAD, CACHED_BYTES};
 use crate::engine::prefetch::{NEAR, hint_step, prefetch_ahead};
 use crate::par::*;

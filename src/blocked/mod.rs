@@ -22,6 +22,7 @@ mod fill;
 mod partition;
 pub(crate) mod setops;
 pub(crate) mod simd;
+mod slots;
 mod view;
 
 use alloc::vec::Vec;

@@ -35,38 +35,12 @@
 use bytemuck::{Pod, Zeroable};
 use wide::{u32x8, u32x16, u64x8};
 
+pub use crate::engine::line::Line;
+
 /// Bits in one line.
 pub const LINE_BITS: u32 = 512;
 /// The largest number of probes per key the scheme supports (two bits in each 64-bit word).
 pub const MAX_K: u32 = 16;
-
-/// One cache line of the filter: 512 bits, 64-byte aligned, so a key's probes touch exactly one
-/// line. The alignment is part of the type, so a `&[Line]` is always a run of whole cache lines.
-/// A line is sixteen 32-bit words, stored little-endian in the serialized format; an engine
-/// that keeps lines in its own blocks casts its aligned bytes to `&[Line]` (`Line` is
-/// `bytemuck::Pod`) or builds them with [`Line::from_words`].
-///
-/// ```
-/// use linebloom::blocked::Line;
-///
-/// let line = Line::from_words([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x8000_0000]);
-/// assert_eq!(line.count_ones(), 2);
-/// assert_eq!(line.words()[15], 0x8000_0000);
-/// assert_eq!(std::mem::align_of::<Line>(), 64);
-/// ```
-#[derive(Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
-#[repr(C, align(64))]
-pub struct Line(pub(crate) [u32; 16]);
-
-impl core::fmt::Debug for Line {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Line(")?;
-        for w in self.0.iter().rev() {
-            write!(f, "{w:08x}")?;
-        }
-        write!(f, ")")
-    }
-}
 
 /// The bits one key sets in its line.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -271,19 +245,6 @@ pub fn lookup_mask_for(hash: u64, hashes: u32) -> Mask {
 }
 
 impl Line {
-    /// An empty line.
-    pub const ZERO: Line = Line([0; 16]);
-
-    /// The line of these sixteen words (word `i` holds bits `32 i ..= 32 i + 31`).
-    pub const fn from_words(words: [u32; 16]) -> Line {
-        Line(words)
-    }
-
-    /// The line's sixteen words.
-    pub const fn words(&self) -> &[u32; 16] {
-        &self.0
-    }
-
     /// Sets the mask's bits: `line |= mask`.
     ///
     /// Written as two 256-bit read-modify-writes: one-by-one inserts run faster in cache than
@@ -315,12 +276,6 @@ impl Line {
     #[inline]
     pub(crate) fn intersect(&mut self, other: &Line) {
         self.0 = (u32x16::new(self.0) & u32x16::new(other.0)).to_array();
-    }
-
-    /// Number of set bits.
-    #[inline]
-    pub fn count_ones(&self) -> u32 {
-        self.0.iter().map(|w| w.count_ones()).sum()
     }
 }
 

@@ -1,19 +1,16 @@
-//! The bulk insert's tasks, shared by the blocked filter (64-byte lines) and the split-block
-//! filter (32-byte blocks): each rayon task owns a disjoint, contiguous run of slots, scans the
+//! The bulk insert's tasks, generic over the [`Slots`] seam: the blocked filter's 64-byte lines
+//! (`blocked/slots.rs`) and the split-block filter's 32-byte blocks (`sbbf/block.rs`) implement
+//! it in their own modules, and this file names neither. Each rayon task owns a disjoint, contiguous run of slots, scans the
 //! whole input, picks the hashes of its run (a slot index monotonic in the hash makes a run of
 //! slots a range of hashes) and inserts them with the batched inserts' prefetching. No line has
 //! two writers and OR is commutative, so the result is bit-identical to inserting the same
 //! hashes one by one. [`insert_prefetched`] is also the one-thread batched insert past the
-//! cache of both filters.
+//! cache of the filters that implement the seam.
 
-use crate::blocked::arch::{self, SimdPath};
-use crate::blocked::line_index;
-use crate::blocked::simd::Line;
 use crate::engine::lookahead::{AHEAD, CACHED_BYTES};
 use crate::engine::prefetch::{
     Level, NEAR, hint_step, prefetch_stream, prefetch_to, prefetch_walk,
 };
-use crate::sbbf::{Block, block_index};
 
 /// A filter's storage as the bulk insert sees it: slots (lines or blocks) of which a hash picks
 /// one by an index monotonic in the hash, and the bits a hash sets in its slot.
@@ -26,61 +23,6 @@ pub(crate) trait Slots {
     fn first_hash(slot: usize, total: usize) -> u128;
     /// Sets `hash`'s bits in `slot`, its slot.
     fn set(&self, slot: &mut Self::Slot, hash: u64);
-}
-
-/// The blocked filter's lines, with `k` bits per key, set on the chosen SIMD path: slot
-/// `(hash * total) >> 64`.
-pub(crate) struct Lines {
-    k: u32,
-    path: SimdPath,
-}
-
-impl Lines {
-    /// The lines of a filter with `k` probes per key.
-    pub(crate) fn new(k: u32) -> Self {
-        Self::on(arch::simd_path(), k)
-    }
-
-    /// [`Self::new`] on `path` (an available one).
-    pub(crate) fn on(path: SimdPath, k: u32) -> Self {
-        Lines { k, path }
-    }
-}
-
-impl Slots for Lines {
-    type Slot = Line;
-    #[inline(always)]
-    fn index(hash: u64, total: usize) -> usize {
-        line_index(hash, total)
-    }
-    /// `(h * n) >> 64 >= f` exactly when `h >= ceil(f * 2^64 / n)`.
-    fn first_hash(slot: usize, total: usize) -> u128 {
-        ((slot as u128) << 64).div_ceil(total as u128)
-    }
-    #[inline(always)]
-    fn set(&self, slot: &mut Line, hash: u64) {
-        arch::set_on(self.path, slot, hash, self.k);
-    }
-}
-
-/// The split-block filter's blocks, set on the given SIMD path: slot `((hash >> 32) * total) >> 32`.
-pub(crate) struct Blocks(pub SimdPath);
-
-impl Slots for Blocks {
-    type Slot = Block;
-    #[inline(always)]
-    fn index(hash: u64, total: usize) -> usize {
-        block_index(hash, total)
-    }
-    /// `((h >> 32) * n) >> 32 >= f` exactly when `h >> 32 >= ceil(f * 2^32 / n)`, that is when
-    /// `h >= ceil(f * 2^32 / n) * 2^32`.
-    fn first_hash(slot: usize, total: usize) -> u128 {
-        ((slot as u128) << 32).div_ceil(total as u128) << 32
-    }
-    #[inline(always)]
-    fn set(&self, slot: &mut Block, hash: u64) {
-        crate::sbbf::block::set_on(self.0, slot, hash);
-    }
 }
 
 /// Hashes a bulk-insert task holds before inserting them (32 KiB on its stack).
@@ -314,6 +256,36 @@ fn pick8_scalar(group: &[u64; 8], lo: u64, width: u64, into: &mut [u64; 8]) -> u
     held
 }
 
+/// Checks [`hash_range`] for `S` against [`Slots::index`]: for each of `totals`, and runs of
+/// slots at both ends and in the middle, a hash lies in the range exactly when its slot lies in
+/// the run. Each filter's seam implementation runs it on its own slots.
+#[cfg(test)]
+pub(crate) fn check_hash_range<S: Slots>(totals: &[usize]) {
+    use crate::hash::mix64;
+    for &total in totals {
+        for (first, lines) in [(0, 1), (1, 1), (0, total - 1), (total / 3, total / 3 + 1)] {
+            let (lo, width) = hash_range::<S>(first, lines, total);
+            let inside = |h: u64| h.wrapping_sub(lo) < width;
+            let probes = (0..2000u64).map(mix64).chain([
+                0,
+                u64::MAX,
+                lo,
+                lo.wrapping_sub(1),
+                lo.wrapping_add(width),
+                lo.wrapping_add(width).wrapping_sub(1),
+            ]);
+            for h in probes {
+                let slot = S::index(h, total);
+                assert_eq!(
+                    inside(h),
+                    (first..first + lines).contains(&slot),
+                    "total {total} first {first} lines {lines} h {h:#x}"
+                );
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,37 +343,6 @@ mod tests {
                 let mut got = [0u64; 32];
                 let n = pick32(&step, lo, width, &mut got);
                 assert_eq!(&got[..n], &want[..], "lo {lo:#x} width {width:#x}");
-            }
-        }
-    }
-
-    #[test]
-    fn hash_range_holds_exactly_the_hashes_of_its_slots() {
-        check_hash_range::<Lines>(&[2, 3, 7, 1000, 1 << 20, 3 << 40]);
-        check_hash_range::<Blocks>(&[2, 3, 7, 1000, 1 << 20, 3 << 30, u32::MAX as usize]);
-    }
-
-    fn check_hash_range<S: Slots>(totals: &[usize]) {
-        for &total in totals {
-            for (first, lines) in [(0, 1), (1, 1), (0, total - 1), (total / 3, total / 3 + 1)] {
-                let (lo, width) = hash_range::<S>(first, lines, total);
-                let inside = |h: u64| h.wrapping_sub(lo) < width;
-                let probes = (0..2000u64).map(mix64).chain([
-                    0,
-                    u64::MAX,
-                    lo,
-                    lo.wrapping_sub(1),
-                    lo.wrapping_add(width),
-                    lo.wrapping_add(width).wrapping_sub(1),
-                ]);
-                for h in probes {
-                    let slot = S::index(h, total);
-                    assert_eq!(
-                        inside(h),
-                        (first..first + lines).contains(&slot),
-                        "total {total} first {first} lines {lines} h {h:#x}"
-                    );
-                }
             }
         }
     }

@@ -1,5 +1,7 @@
 //! The engine core: what decides a filter's speed, shared by the filters and generic over them.
 //!
+//! - `line.rs`: [`Line`](line::Line), the 64-byte, 64-byte-aligned unit of storage
+//!   (re-exported as `linebloom::blocked::Line`).
 //! - `storage.rs`: [`LineBuf`](storage::LineBuf), the aligned, fallibly allocated line storage
 //!   (huge pages for large filters) of the blocked, split-block, cuckoo and counting filters.
 //! - `prefetch.rs`: the software-prefetch hints and the one prefetching walk every batched path
@@ -7,9 +9,13 @@
 //! - `lookahead.rs`: how far ahead the batched paths prefetch, and the filter size below which
 //!   they run the plain loop instead.
 //! - `bulk.rs`: the [`Slots`](bulk::Slots) seam, the bulk insert's scanning tasks and the
-//!   prefetched insert, generic over the seam.
+//!   prefetched insert, generic over the seam, which each filter implements in its own module
+//!   (`blocked/slots.rs`, `sbbf/block.rs`).
+//!
+//! Nothing here imports a filter module: the filters depend on the engine, never the reverse.
 
 pub(crate) mod bulk;
+pub(crate) mod line;
 pub(crate) mod lookahead;
 pub(crate) mod prefetch;
 pub(crate) mod storage;

@@ -18,7 +18,7 @@ use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::blocked::Line;
+use super::line::Line;
 use crate::error::{Error, Result};
 
 /// Filters smaller than this stay on the heap (they fit in a few TLB entries anyway).

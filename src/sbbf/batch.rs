@@ -14,11 +14,12 @@ use crate::par::*;
 use super::SplitBlockBloom;
 #[cfg(target_arch = "x86_64")]
 use super::block::Avx2Blocks;
+use super::block::Blocks;
 use super::block::{
     BLOCK_BYTES, Block, BlockKernel, PortableBlocks, avx2_on, block_index, test_on,
 };
 use crate::blocked::{SimdPath, simd_path};
-use crate::engine::bulk::{Blocks, DRAIN, insert_prefetched, insert_task};
+use crate::engine::bulk::{DRAIN, insert_prefetched, insert_task};
 use crate::engine::lookahead::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
 use crate::engine::prefetch::{NEAR, hint_step, prefetch_ahead};
 use crate::error::{Result, check_same_len};

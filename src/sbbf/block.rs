@@ -13,6 +13,7 @@ use bytemuck::{Pod, Zeroable};
 use wide::u32x8;
 
 use crate::blocked::SimdPath;
+use crate::engine::bulk::Slots;
 
 /// Bytes in one block.
 pub const BLOCK_BYTES: usize = 32;
@@ -237,9 +238,43 @@ pub fn block_index(hash: u64, blocks: usize) -> usize {
     (((hash >> 32) * blocks as u64) >> 32) as usize
 }
 
+/// The split-block filter's blocks as the engine's bulk insert sees them ([`Slots`]), set on
+/// the given SIMD path: slot `((hash >> 32) * total) >> 32` ([`block_index`]).
+pub(crate) struct Blocks(pub SimdPath);
+
+impl Slots for Blocks {
+    type Slot = Block;
+    #[inline(always)]
+    fn index(hash: u64, total: usize) -> usize {
+        block_index(hash, total)
+    }
+    /// `((h >> 32) * n) >> 32 >= f` exactly when `h >> 32 >= ceil(f * 2^32 / n)`, that is when
+    /// `h >= ceil(f * 2^32 / n) * 2^32`.
+    fn first_hash(slot: usize, total: usize) -> u128 {
+        ((slot as u128) << 32).div_ceil(total as u128) << 32
+    }
+    #[inline(always)]
+    fn set(&self, slot: &mut Block, hash: u64) {
+        set_on(self.0, slot, hash);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hash_range_holds_exactly_the_hashes_of_its_blocks() {
+        crate::engine::bulk::check_hash_range::<Blocks>(&[
+            2,
+            3,
+            7,
+            1000,
+            1 << 20,
+            3 << 30,
+            u32::MAX as usize,
+        ]);
+    }
 
     /// The vector mask equals the format's scalar definition, word by word.
     #[test]
