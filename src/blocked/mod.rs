@@ -8,11 +8,13 @@
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
 //! batched (prefetching) lookups and the rayon bulk insert (`batch_asm/` the hand-written
-//! AVX-512 loops of the batched lookups and of in-cache batched inserts, `lookahead.rs` the
-//! prefetch distance both follow, `partition.rs` the partitioned insert of large batches),
+//! AVX-512 loops of the batched lookups and of in-cache batched inserts, `partition.rs` the
+//! partitioned insert of large batches, `slots.rs` the lines as the engine's bulk-insert seam),
 //! `atomic.rs` the `&self`-insert variant, `view.rs` the zero-copy view over serialized bytes,
-//! and `setops.rs` union, intersection and the estimates from the fill. The byte layout itself
-//! is `crate::format`'s.
+//! and `setops.rs` union, intersection and the estimates from the fill. The line type, its
+//! storage, the prefetching walk, the prefetch distance and the bulk insert's tasks are the
+//! engine core's (`src/engine/`), which this module uses and which imports nothing from it.
+//! The byte layout itself is `crate::format`'s.
 
 pub(crate) mod arch;
 mod atomic;
@@ -340,8 +342,8 @@ pub(crate) fn check_k(k: u32) -> Result<()> {
 }
 
 /// Allocates `n` zeroed lines without writing them (fresh pages from the allocator or the
-/// kernel; huge pages for large filters, see `engine/storage.rs`), or an error when the memory cannot be
-/// had or `n` is 0.
+/// kernel; huge pages for large filters, see `engine/storage.rs`), or an error when the memory
+/// cannot be had or `n` is 0.
 pub(crate) fn zeroed_lines(n: usize) -> Result<LineBuf> {
     check_line_count(n)?;
     LineBuf::zeroed(n)

@@ -1,11 +1,11 @@
 //! The bulk insert's tasks, generic over the [`Slots`] seam: the blocked filter's 64-byte lines
 //! (`blocked/slots.rs`) and the split-block filter's 32-byte blocks (`sbbf/block.rs`) implement
-//! it in their own modules, and this file names neither. Each rayon task owns a disjoint, contiguous run of slots, scans the
-//! whole input, picks the hashes of its run (a slot index monotonic in the hash makes a run of
-//! slots a range of hashes) and inserts them with the batched inserts' prefetching. No line has
-//! two writers and OR is commutative, so the result is bit-identical to inserting the same
-//! hashes one by one. [`insert_prefetched`] is also the one-thread batched insert past the
-//! cache of the filters that implement the seam.
+//! it in their own modules, and this file names neither. Each rayon task owns a disjoint,
+//! contiguous run of slots, scans the whole input, picks the hashes of its run (a slot index
+//! monotonic in the hash makes a run of slots a range of hashes) and inserts them with the
+//! batched inserts' prefetching. No line has two writers and OR is commutative, so the result
+//! is bit-identical to inserting the same hashes one by one. [`insert_prefetched`] is also the
+//! one-thread batched insert past the cache of the filters that implement the seam.
 
 use crate::engine::lookahead::{AHEAD, CACHED_BYTES};
 use crate::engine::prefetch::{

@@ -1,9 +1,10 @@
 //! How far the batched paths look ahead, and the filter size below which they do not.
 //!
-//! Both the portable batched loops (`batch.rs`) and the hand-written AVX-512 ones
-//! (`batch_asm/`) follow these two figures. They live here, apart from either loop, so that
-//! `batch.rs` calls `batch_asm/` and neither imports the other's constants: data flows one
-//! way. It owns no code, only the measured choices.
+//! Every batched path follows these two values: the blocked filter's portable loops
+//! (`blocked/batch.rs`) and hand-written AVX-512 ones (`blocked/batch_asm/`), the split-block
+//! filter's (`sbbf/batch.rs`) and the engine's bulk insert (`bulk.rs`). They live in the engine,
+//! apart from every loop, so that data flows one way: the filters import them, and no filter
+//! imports another's constants. It owns no code, only the measured choices.
 
 /// How many keys ahead the batched paths prefetch into L2: the misses they keep in flight; each
 /// line also comes up into L1 [`NEAR`](crate::engine::prefetch::NEAR) keys before its use

@@ -5,7 +5,7 @@
 //! into L1 a few items before its use (blocked and cuckoo batched lookups and inserts, and the
 //! report's memory probe, which mirrors them). [`prefetch`] hints into L1 at once (the classic
 //! filter's groups, the partitioned insert's next range), and [`prefetch_stream`] hints the
-//! blocked bulk insert's input as read-once data. One `unsafe` block behind all of them.
+//! bulk insert's input as read-once data. One `unsafe` block behind all of them.
 //!
 //! Why two levels: the far hint, 256 items ahead, goes into L2 (`prefetcht1`) rather than L1
 //! (`prefetcht0`), since a hint into L1 holds one of the core's few L1 miss buffers until its

@@ -1,5 +1,7 @@
 //! Where a filter's lines live: on the heap, or, for large filters on Linux, in an anonymous
-//! mapping backed by transparent huge pages.
+//! mapping backed by transparent huge pages. The blocked, split-block, cuckoo and counting
+//! filters all keep their memory in a [`LineBuf`]; `blocked` re-exports the public switches
+//! ([`set_huge_pages`], [`huge_pages`], [`HUGE_PAGE_MIN_BYTES`]).
 //!
 //! A lookup in a filter far larger than the cache is one cache miss *and*, with 4 KiB pages, a
 //! TLB miss (a 512 MiB filter spans 131 072 pages; the L2 TLB holds a few thousand). With 2 MiB

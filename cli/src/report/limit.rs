@@ -8,7 +8,7 @@
 //!   throughput ceiling of any one-line-per-key lookup loop (the blocked filter's floor).
 //! - **prefetched**: each line is prefetched into L2 `PREFETCH_AHEAD` (256) reads before it is
 //!   loaded and into L1 `NEAR` (8) reads before, the blocked filter's batched lookups' access
-//!   pattern without the bit tests (`prefetch.rs`). A prefetch retires at once, so far more
+//!   pattern without the bit tests (`engine/prefetch.rs`). A prefetch retires at once, so far more
 //!   misses are in flight than the out-of-order window allows plain loads: from a buffer far
 //!   past the last-level cache, prefetched reads cost about half the ns per line of
 //!   independent ones (the report's memory-limit table shows both).
