@@ -7,7 +7,7 @@
 
 use linebloom::{BlockedBloom, BlockedBloomRef, Key};
 
-use crate::args::{borrow, borrow_mut, slice, slot};
+use crate::args::{borrow, slice, slot};
 use crate::calls::{self, Lookup, Owned};
 use crate::status::{Failure, Status, guard};
 
@@ -65,6 +65,9 @@ impl Owned for Blocked {
     }
     fn write_to(&self, out: &mut [u8]) -> linebloom::Result<()> {
         self.0.write_to(out)
+    }
+    fn union(&mut self, other: &Self) -> linebloom::Result<()> {
+        self.0.union(&other.0)
     }
 }
 
@@ -265,17 +268,8 @@ pub unsafe extern "C" fn linebloom_blocked_union(
     into: *mut Blocked,
     other: *const Blocked,
 ) -> Status {
-    guard(|| {
-        if !into.is_null() && std::ptr::eq(into, other) {
-            // A filter united with itself keeps its bits; an exclusive and a shared reference
-            // to one filter must not exist at once.
-            return Ok(());
-        }
-        // SAFETY: the caller's promises for `into` and `other`, which are different handles.
-        let (into, other) = unsafe { (borrow_mut(into, "into")?, borrow(other, "other")?) };
-        into.0.union(&other.0)?;
-        Ok(())
-    })
+    // SAFETY: the caller's promises for `into` and `other`.
+    unsafe { calls::union(into, other) }
 }
 
 /// Writes the filter's shape to `*info`.

@@ -25,6 +25,8 @@ pub(crate) trait Owned: Lookup {
     fn payload_bytes(&self) -> usize;
     /// Writes the serialized format to `out`.
     fn write_to(&self, out: &mut [u8]) -> linebloom::Result<()>;
+    /// ORs `other`'s keys in; an error (and `self` unchanged) for another shape.
+    fn union(&mut self, other: &Self) -> linebloom::Result<()>;
 }
 
 /// # Safety
@@ -125,6 +127,23 @@ pub(crate) unsafe fn insert_hashes<F: Owned>(
         let (filter, hashes) =
             unsafe { (borrow_mut(filter, "filter")?, slice(hashes, n, "hashes")?) };
         filter.insert_hashes(hashes);
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `into` is null or a live handle that no other thread uses during the call; `other` is null
+/// or a live handle that no thread writes to during the call.
+pub(crate) unsafe fn union<F: Owned>(into: *mut F, other: *const F) -> Status {
+    guard(|| {
+        if !into.is_null() && core::ptr::eq(into, other) {
+            // A filter united with itself keeps its bits; an exclusive and a shared reference
+            // to one filter must not exist at once.
+            return Ok(());
+        }
+        // SAFETY: the caller's promises for `into` and `other`, which are different handles.
+        let (into, other) = unsafe { (borrow_mut(into, "into")?, borrow(other, "other")?) };
+        into.union(other)?;
         Ok(())
     })
 }

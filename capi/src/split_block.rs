@@ -7,7 +7,7 @@
 
 use linebloom::{Key, SplitBlockBloom, SplitBlockBloomRef};
 
-use crate::args::{borrow, borrow_mut, slice, slot};
+use crate::args::{borrow, slice, slot};
 use crate::calls::{self, Lookup, Owned};
 use crate::status::{Status, guard};
 
@@ -47,6 +47,9 @@ impl Owned for SplitBlock {
     }
     fn write_to(&self, out: &mut [u8]) -> linebloom::Result<()> {
         self.0.write_to(out)
+    }
+    fn union(&mut self, other: &Self) -> linebloom::Result<()> {
+        self.0.union(&other.0)
     }
 }
 
@@ -218,17 +221,8 @@ pub unsafe extern "C" fn linebloom_split_block_union(
     into: *mut SplitBlock,
     other: *const SplitBlock,
 ) -> Status {
-    guard(|| {
-        if !into.is_null() && std::ptr::eq(into, other) {
-            // A filter united with itself keeps its bits; an exclusive and a shared reference
-            // to one filter must not exist at once.
-            return Ok(());
-        }
-        // SAFETY: the caller's promises for `into` and `other`, which are different handles.
-        let (into, other) = unsafe { (borrow_mut(into, "into")?, borrow(other, "other")?) };
-        into.0.union(&other.0)?;
-        Ok(())
-    })
+    // SAFETY: the caller's promises for `into` and `other`.
+    unsafe { calls::union(into, other) }
 }
 
 /// Sets `*bitset` to the filter's bitset as a Parquet file stores it (the bytes after the
