@@ -7,7 +7,8 @@
 //! ```
 //!
 //! The engine's filter block (little-endian): `magic "ENGFLT01"`, `hash scheme: u8` (the
-//! engine stores it so that a later linebloom placement is never read as this one),
+//! placement's, `Placement::hash_scheme`: the engine stores it so that bits are always read
+//! with the placement they were written with),
 //! `k: u8`, 6 bytes of padding, `seed: u64`, `lines: u64`, 32 bytes of padding (so the lines
 //! start 64 bytes in), the lines, then the engine's own checksum of the block (XXH3-64). A
 //! real engine checks its block checksum when it reads the block from disk, as it does for
@@ -21,8 +22,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use linebloom::blocked::{AlignedBytes, Line};
-use linebloom::format::HASH_SCHEME;
+use linebloom::blocked::{AlignedBytes, Line, Placement};
 use linebloom::hash::mix64;
 use linebloom::{BlockedBloom, BlockedBloomRef};
 use xxhash_rust::xxh3::xxh3_64;
@@ -34,7 +34,7 @@ const HEAD: usize = 64;
 fn engine_block(filter: &BlockedBloom) -> Vec<u8> {
     let mut block = Vec::with_capacity(HEAD + filter.size_bytes() + 8);
     block.extend_from_slice(MAGIC);
-    block.push(HASH_SCHEME);
+    block.push(filter.placement().hash_scheme());
     block.push(filter.k() as u8);
     block.extend_from_slice(&[0; 6]);
     block.extend_from_slice(&filter.seed().to_le_bytes());
@@ -51,20 +51,16 @@ fn open_engine_block(block: &[u8]) -> Result<BlockedBloomRef<'_>, Box<dyn std::e
     if block.len() < HEAD + 8 || &block[..8] != MAGIC {
         return Err("not a filter block".into());
     }
-    if block[8] != HASH_SCHEME {
-        return Err(format!(
-            "hash scheme {} (this linebloom reads {HASH_SCHEME})",
-            block[8]
-        )
-        .into());
-    }
+    let Some(placement) = Placement::from_hash_scheme(block[8]) else {
+        return Err(format!("hash scheme {} (unknown to this linebloom)", block[8]).into());
+    };
     let k = u32::from(block[9]);
     let seed = u64::from_le_bytes(block[16..24].try_into()?);
     let lines = usize::try_from(u64::from_le_bytes(block[24..32].try_into()?))?;
     let bits = block
         .get(HEAD..HEAD + lines * 64)
         .ok_or("the block is shorter than its lines")?;
-    Ok(BlockedBloomRef::from_raw_bytes(bits, k, seed)?)
+    Ok(BlockedBloomRef::from_raw_bytes(bits, k, placement, seed)?)
 }
 
 /// The fastest of five runs of `open`, in microseconds.

@@ -18,7 +18,7 @@
 //! bits per key of the growths (2, 4) and tightenings (0.5 to 0.9) measured, with the FPR
 //! under the target; growth 4 halves the filters a miss visits for more bits per key.
 
-use crate::blocked::BlockedBloom;
+use crate::blocked::{BlockedBloom, Placement};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items};
 use crate::filter::Sizing;
 use crate::filter::{Filter, FilterKind};
@@ -57,6 +57,7 @@ pub struct ScalableBlockedBloom {
     growth: f64,
     tightening: f64,
     seed: u64,
+    placement: Placement,
 }
 
 /// One filter of the chain with the keys it holds and was sized for.
@@ -87,6 +88,7 @@ pub struct ScalableBlockedBloomBuilder {
     growth: f64,
     tightening: f64,
     seed: u64,
+    placement: Placement,
 }
 
 impl ScalableBlockedBloomBuilder {
@@ -133,6 +135,13 @@ impl ScalableBlockedBloomBuilder {
         self
     }
 
+    /// Place each key's bits with `placement` in every filter of the chain
+    /// ([`Placement::Shifted`] unless set; see [`crate::BlockedBloomBuilder::placement`]).
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
+    }
+
     /// The filter (its first part allocated), or an error for parameters out of range.
     pub fn build(mut self) -> Result<ScalableBlockedBloom> {
         if let Some(b) = self.bits_per_key.take() {
@@ -147,6 +156,7 @@ impl ScalableBlockedBloomBuilder {
             growth: self.growth,
             tightening: self.tightening,
             seed: self.seed,
+            placement: self.placement,
         };
         filter.grow()?;
         Ok(filter)
@@ -197,6 +207,7 @@ impl ScalableBlockedBloom {
             growth: DEFAULT_GROWTH,
             tightening: DEFAULT_TIGHTENING,
             seed: DEFAULT_SEED,
+            placement: Placement::default(),
         }
     }
 
@@ -412,11 +423,12 @@ impl ScalableBlockedBloom {
             growth,
             tightening,
             seed,
+            placement: Placement::default(),
         };
         params.check().map_err(|e| corrupt(&e.to_string()))?;
-        if parts.is_empty() {
+        let Some(placement) = parts.first().map(|(f, _)| f.placement()) else {
             return Err(corrupt("no filters"));
-        }
+        };
         let mut chain = ScalableBlockedBloom {
             filters: Vec::with_capacity(parts.len()),
             initial_items,
@@ -424,11 +436,15 @@ impl ScalableBlockedBloom {
             growth,
             tightening,
             seed,
+            placement,
         };
         for (i, (filter, len)) in parts.into_iter().enumerate() {
             let (capacity, part_fpr) = chain.part_size(i);
             if filter.seed() != seed {
                 return Err(corrupt("a filter with another seed"));
+            }
+            if filter.placement() != placement {
+                return Err(corrupt("filters of different placements"));
             }
             chain.filters.push(Part {
                 filter,
@@ -438,6 +454,12 @@ impl ScalableBlockedBloom {
             });
         }
         Ok(chain)
+    }
+
+    /// Where each key's bits go in its filter's line: the same in every filter of the chain
+    /// (a chain read from bytes keeps the placement it was written with as it grows).
+    pub fn placement(&self) -> Placement {
+        self.placement
     }
 
     /// The number of keys stored in each filter, oldest first (for the format).
@@ -465,6 +487,7 @@ impl ScalableBlockedBloom {
         let filter = BlockedBloom::builder(capacity)
             .fpr(sized_fpr)
             .seed(self.seed)
+            .placement(self.placement())
             .build()?;
         self.filters.push(Part {
             filter,

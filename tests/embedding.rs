@@ -1,14 +1,19 @@
 //! What a storage engine embeds: views over bare lines it keeps in its own blocks, opens that
 //! skip the checksum, streaming reads and writes, and `serde` (feature `serde`).
 
-use linebloom::blocked::{AlignedBytes, Line};
+use linebloom::blocked::{AlignedBytes, Line, Placement};
 use linebloom::hash::mix64;
 use linebloom::{BlockedBloom, BlockedBloomRef, Error};
 
 fn filled(keys: u64) -> BlockedBloom {
+    filled_placed(keys, Placement::Shifted)
+}
+
+fn filled_placed(keys: u64, placement: Placement) -> BlockedBloom {
     let mut f = BlockedBloom::builder(keys)
         .fpr(0.01)
         .seed(9)
+        .placement(placement)
         .build()
         .unwrap();
     f.insert_hashes(&(0..keys).map(mix64).collect::<Vec<_>>());
@@ -34,32 +39,44 @@ fn assert_answers_alike(view: &BlockedBloomRef<'_>, f: &BlockedBloom, keys: u64)
 
 #[test]
 fn bare_lines_answer_as_the_filter_and_bad_parameters_are_errors() {
-    for keys in [1u64, 1_000, 300_000] {
-        let f = filled(keys);
-        let view = BlockedBloomRef::from_lines(f.lines(), f.k(), f.seed()).unwrap();
+    for (keys, placement) in [1u64, 1_000, 300_000]
+        .into_iter()
+        .flat_map(|n| [(n, Placement::Shifted), (n, Placement::Salted)])
+    {
+        let f = filled_placed(keys, placement);
+        let (k, seed) = (f.k(), f.seed());
+        let view = BlockedBloomRef::from_lines(f.lines(), k, placement, seed).unwrap();
         assert_answers_alike(&view, &f, keys);
         let bytes: &[u8] = bytemuck::cast_slice(f.lines());
-        let raw = BlockedBloomRef::from_raw_bytes(bytes, f.k(), f.seed()).unwrap();
+        let raw = BlockedBloomRef::from_raw_bytes(bytes, k, placement, seed).unwrap();
         assert_answers_alike(&raw, &f, keys);
         assert_eq!(raw.to_filter().unwrap(), f);
-        let owned = BlockedBloom::from_lines(f.lines().to_vec(), f.k(), f.seed()).unwrap();
+        let owned = BlockedBloom::from_lines(f.lines().to_vec(), k, placement, seed).unwrap();
         assert_eq!(owned, f);
+        let mut rebuilt =
+            BlockedBloom::with_lines_placed(f.num_lines(), k, placement, seed).unwrap();
+        rebuilt.lines_mut().copy_from_slice(f.lines());
+        assert_eq!(rebuilt, f);
     }
     let f = filled(100);
     let lines = f.lines();
     for k in [0, 17, u32::MAX] {
-        assert!(BlockedBloomRef::from_lines(lines, k, 0).is_err(), "k {k}");
-        assert!(BlockedBloom::from_lines(lines.to_vec(), k, 0).is_err());
+        assert!(
+            BlockedBloomRef::from_lines(lines, k, Placement::Shifted, 0).is_err(),
+            "k {k}"
+        );
+        assert!(BlockedBloom::from_lines(lines.to_vec(), k, Placement::Shifted, 0).is_err());
     }
-    assert!(BlockedBloomRef::from_lines(&[], 6, 0).is_err());
-    assert!(BlockedBloom::from_lines(Vec::new(), 6, 0).is_err());
+    assert!(BlockedBloomRef::from_lines(&[], 6, Placement::Shifted, 0).is_err());
+    assert!(BlockedBloom::from_lines(Vec::new(), 6, Placement::Shifted, 0).is_err());
     let bytes: &[u8] = bytemuck::cast_slice(lines);
-    assert!(BlockedBloomRef::from_raw_bytes(&bytes[..63], 6, 0).is_err());
-    assert!(BlockedBloomRef::from_raw_bytes(&[], 6, 0).is_err());
+    assert!(BlockedBloomRef::from_raw_bytes(&bytes[..63], 6, Placement::Shifted, 0).is_err());
+    assert!(BlockedBloomRef::from_raw_bytes(&[], 6, Placement::Shifted, 0).is_err());
     // One byte in: misaligned, said so.
     let shifted: Vec<Line> = vec![Line::ZERO; 3];
     let shifted: &[u8] = bytemuck::cast_slice(&shifted);
-    let e = BlockedBloomRef::from_raw_bytes(&shifted[1..129], 6, 0).unwrap_err();
+    let e =
+        BlockedBloomRef::from_raw_bytes(&shifted[1..129], 6, Placement::Shifted, 0).unwrap_err();
     assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
     assert!(e.to_string().contains("64-byte boundary"), "{e}");
 }

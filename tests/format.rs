@@ -6,7 +6,7 @@
 //! `LINEBLOOM_BLESS=1 cargo test --test format golden`: do that only for a deliberate format
 //! change, together with a new format version or hash scheme.
 
-use linebloom::blocked::AlignedBytes;
+use linebloom::blocked::{AlignedBytes, Placement};
 use linebloom::format::{self, AnyFilter, HEADER_LEN, Shape, read_any, read_header};
 use linebloom::hash::mix64;
 use linebloom::{
@@ -17,7 +17,17 @@ use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 fn blocked(lines: usize, k: u32, seed: u64, keys: u64) -> BlockedBloom {
-    let mut f = BlockedBloom::with_lines(lines, k, seed).unwrap();
+    blocked_placed(lines, k, Placement::Shifted, seed, keys)
+}
+
+fn blocked_placed(
+    lines: usize,
+    k: u32,
+    placement: Placement,
+    seed: u64,
+    keys: u64,
+) -> BlockedBloom {
+    let mut f = BlockedBloom::with_lines_placed(lines, k, placement, seed).unwrap();
     (0..keys).for_each(|i| f.insert(&i));
     f
 }
@@ -206,10 +216,15 @@ fn each_malformation_names_itself() {
     });
     assert!(m.contains("kind 9"), "{m}");
     let m = with(&|b| {
-        b[11] = 3;
+        b[11] = 4;
         reseal(b)
     });
-    assert!(m.contains("hash scheme 3"), "{m}");
+    assert!(m.contains("hash scheme 4"), "{m}");
+    let m = with(&|b| {
+        b[11] = 0;
+        reseal(b)
+    });
+    assert!(m.contains("hash scheme 0"), "{m}");
     let m = with(&|b| {
         b[12] = 128;
         reseal(b)
@@ -328,19 +343,26 @@ fn the_view_needs_64_byte_alignment() {
 // ---- Golden files: the exact bytes of one small filter of each kind.
 
 fn golden_filters() -> Vec<(&'static str, AnyFilter)> {
-    let mut b = BlockedBloom::with_lines(4, 7, 42).unwrap();
+    let mut b = BlockedBloom::with_lines_placed(4, 7, Placement::Salted, 42).unwrap();
+    let mut b3 = BlockedBloom::with_lines(4, 7, 42).unwrap();
     let mut c = ClassicBloom::with_bits(1000, 5, 42).unwrap();
     let mut q = CuckooFilter::with_buckets(16, 12, 42).unwrap();
     let mut n = CountingBlockedBloom::with_lines(4, 6, 42).unwrap();
-    let mut s = ScalableBlockedBloom::builder(8)
-        .fpr(0.01)
-        .seed(42)
-        .build()
-        .unwrap();
+    let scalable = |placement| {
+        ScalableBlockedBloom::builder(8)
+            .fpr(0.01)
+            .seed(42)
+            .placement(placement)
+            .build()
+            .unwrap()
+    };
+    let (mut s, mut s3) = (scalable(Placement::Salted), scalable(Placement::Shifted));
     let mut p = SplitBlockBloom::with_blocks(4).unwrap();
     for i in 0..40 {
         let key = format!("key-{i}");
         b.insert(&key);
+        b3.insert(&key);
+        s3.insert(&key);
         c.insert(&key);
         q.insert(&key).unwrap();
         n.insert(&key);
@@ -354,6 +376,8 @@ fn golden_filters() -> Vec<(&'static str, AnyFilter)> {
         ("counting_v1.lbf", n.into()),
         ("scalable_v1.lbf", s.into()),
         ("split_block_v1.lbf", p.into()),
+        ("blocked_v1_scheme3.lbf", b3.into()),
+        ("scalable_v1_scheme3.lbf", s3.into()),
     ]
 }
 
@@ -535,6 +559,61 @@ proptest! {
     }
 }
 
+/// Each placement's filters record their hash scheme (salted 2, shifted 3) and read back with
+/// it, owned, viewed and streamed, keeping every key; scheme 3 on any other kind is refused.
+#[test]
+fn placements_are_recorded_in_the_hash_scheme() {
+    for (placement, scheme) in [(Placement::Salted, 2), (Placement::Shifted, 3)] {
+        let f = blocked_placed(50, 7, placement, 5, 1_000);
+        let bytes = f.to_bytes();
+        assert_eq!(bytes[11], scheme);
+        let header = read_header(&bytes).unwrap();
+        assert_eq!(
+            (header.hash_scheme, header.placement()),
+            (scheme, placement)
+        );
+        let back = BlockedBloom::from_bytes(&bytes).unwrap();
+        assert_eq!(back.placement(), placement);
+        assert!(back == f && (0..1_000u64).all(|i| back.contains(&i)));
+        let aligned = AlignedBytes::from_slice(&bytes).unwrap();
+        let view = BlockedBloomRef::from_bytes(&aligned).unwrap();
+        assert_eq!(view.placement(), placement);
+        assert!((0..1_000u64).all(|i| view.contains(&i)));
+        assert!(BlockedBloom::read_from(&bytes[..]).unwrap() == f);
+        let chain = ScalableBlockedBloom::builder(100)
+            .placement(placement)
+            .build()
+            .unwrap();
+        assert_eq!(chain.to_bytes()[11], scheme);
+        assert_eq!(
+            ScalableBlockedBloom::from_bytes(&chain.to_bytes()).unwrap(),
+            chain
+        );
+    }
+    // The same bits read with the other placement are another filter.
+    let mut relabelled = blocked(50, 7, 5, 1_000).to_bytes();
+    relabelled[11] = 2;
+    reseal(&mut relabelled);
+    assert_eq!(
+        BlockedBloom::from_bytes(&relabelled).unwrap().placement(),
+        Placement::Salted
+    );
+    for mut other in [
+        classic(1000, 7, 1, 20).to_bytes(),
+        cuckoo(10, 8, 1, 20).to_bytes(),
+        CountingBlockedBloom::with_lines(4, 6, 1)
+            .unwrap()
+            .to_bytes(),
+        SplitBlockBloom::with_blocks(4).unwrap().to_bytes(),
+    ] {
+        assert_eq!(other[11], 2);
+        other[11] = 3;
+        reseal(&mut other);
+        let m = corrupt_message(read_any(&other));
+        assert!(m.contains("hash scheme 3"), "{m}");
+    }
+}
+
 #[test]
 fn scheme_one_blocked_filters_still_read_and_the_other_kinds_are_refused() {
     let scheme_one = |mut b: Vec<u8>| {
@@ -542,7 +621,7 @@ fn scheme_one_blocked_filters_still_read_and_the_other_kinds_are_refused() {
         reseal(&mut b);
         b
     };
-    let f = blocked(3, 7, 1, 20);
+    let f = blocked_placed(3, 7, Placement::Salted, 1, 20);
     let back = BlockedBloom::from_bytes(&scheme_one(f.to_bytes())).unwrap();
     assert!(back == f);
     let m = corrupt_message(ClassicBloom::from_bytes(&scheme_one(

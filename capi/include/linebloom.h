@@ -41,6 +41,17 @@
 #define LINEBLOOM_DEFAULT_SEED 7811896410372861805
 
 /**
+ * `linebloom_blocked_info.placement` of the salted placement (hash scheme 2).
+ */
+#define LINEBLOOM_PLACEMENT_SALTED 0
+
+/**
+ * `linebloom_blocked_info.placement` of the shifted placement (hash scheme 3), every new
+ * filter's.
+ */
+#define LINEBLOOM_PLACEMENT_SHIFTED 1
+
+/**
  * The alignment a blocked view's bytes need: a line is 64-byte aligned, and so is the payload
  * of linebloom's format, 64 bytes into the buffer.
  */
@@ -143,6 +154,11 @@ typedef struct {
    * Probes (bits set) per key, 1 to 16.
    */
   uint32_t hashes;
+  /**
+   * Where a key's bits go in its line: `LINEBLOOM_PLACEMENT_SHIFTED` (new filters) or
+   * `LINEBLOOM_PLACEMENT_SALTED` (filters written before it, and those asked for it).
+   */
+  uint32_t placement;
 } linebloom_blocked_info;
 
 #ifdef __cplusplus
@@ -378,7 +394,8 @@ linebloom_status linebloom_blocked_view_from_bytes_unverified(const uint8_t *byt
 /**
  * Opens a zero-copy view over bare lines (no linebloom header or checksum) that an engine
  * keeps in its own blocks: `len` a positive multiple of 64, the address 64-byte aligned,
- * `hashes` and `seed` those of the filter the lines came from (`linebloom_blocked_info`).
+ * `hashes`, `placement` and `seed` those of the filter the lines came from
+ * (`linebloom_blocked_info`: lines read with another placement lose keys).
  * The bytes must outlive the view and stay unchanged while it lives.
  *
  * # Safety
@@ -387,6 +404,7 @@ linebloom_status linebloom_blocked_view_from_bytes_unverified(const uint8_t *byt
 linebloom_status linebloom_blocked_view_from_raw_lines(const uint8_t *bytes,
                                                        size_t len,
                                                        uint32_t hashes,
+                                                       uint32_t placement,
                                                        uint64_t seed,
                                                        linebloom_blocked_view **out);
 

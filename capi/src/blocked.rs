@@ -5,6 +5,7 @@
 //! which cbindgen copies into the header. The checks of pointers live in `args.rs`, the bodies
 //! shared with the split-block filter in `calls.rs`.
 
+use linebloom::blocked::Placement;
 use linebloom::{BlockedBloom, BlockedBloomRef, Key};
 
 use crate::args::{borrow, slice, slot};
@@ -32,6 +33,36 @@ pub struct BlockedInfo {
     pub seed: u64,
     /// Probes (bits set) per key, 1 to 16.
     pub hashes: u32,
+    /// Where a key's bits go in its line: `LINEBLOOM_PLACEMENT_SHIFTED` (new filters) or
+    /// `LINEBLOOM_PLACEMENT_SALTED` (filters written before it, and those asked for it).
+    pub placement: u32,
+}
+
+/// `linebloom_blocked_info.placement` of the salted placement (hash scheme 2).
+pub const LINEBLOOM_PLACEMENT_SALTED: u32 = 0;
+/// `linebloom_blocked_info.placement` of the shifted placement (hash scheme 3), every new
+/// filter's.
+pub const LINEBLOOM_PLACEMENT_SHIFTED: u32 = 1;
+
+/// The C code of a placement.
+fn placement_code(placement: Placement) -> u32 {
+    match placement {
+        Placement::Salted => LINEBLOOM_PLACEMENT_SALTED,
+        Placement::Shifted => LINEBLOOM_PLACEMENT_SHIFTED,
+    }
+}
+
+/// The placement of a C code, or an error naming the codes.
+fn placement_of(code: u32) -> linebloom::Result<Placement> {
+    match code {
+        LINEBLOOM_PLACEMENT_SALTED => Ok(Placement::Salted),
+        LINEBLOOM_PLACEMENT_SHIFTED => Ok(Placement::Shifted),
+        other => Err(linebloom::Error::InvalidParameter {
+            name: "placement",
+            value: other.to_string(),
+            allowed: "LINEBLOOM_PLACEMENT_SALTED (0) or LINEBLOOM_PLACEMENT_SHIFTED (1)",
+        }),
+    }
 }
 
 /// The alignment a blocked view's bytes need: a line is 64-byte aligned, and so is the payload
@@ -288,6 +319,7 @@ pub unsafe extern "C" fn linebloom_blocked_get_info(
             lines: filter.0.num_lines(),
             seed: filter.0.seed(),
             hashes: filter.0.k(),
+            placement: placement_code(filter.0.placement()),
         });
         Ok(())
     })
@@ -453,7 +485,8 @@ pub unsafe extern "C" fn linebloom_blocked_view_from_bytes_unverified(
 
 /// Opens a zero-copy view over bare lines (no linebloom header or checksum) that an engine
 /// keeps in its own blocks: `len` a positive multiple of 64, the address 64-byte aligned,
-/// `hashes` and `seed` those of the filter the lines came from (`linebloom_blocked_info`).
+/// `hashes`, `placement` and `seed` those of the filter the lines came from
+/// (`linebloom_blocked_info`: lines read with another placement lose keys).
 /// The bytes must outlive the view and stay unchanged while it lives.
 ///
 /// # Safety
@@ -463,14 +496,16 @@ pub unsafe extern "C" fn linebloom_blocked_view_from_raw_lines(
     bytes: *const u8,
     len: usize,
     hashes: u32,
+    placement: u32,
     seed: u64,
     out: *mut *mut BlockedView,
 ) -> Status {
     let open = || {
+        let placement = placement_of(placement)?;
         // SAFETY: the caller's promise for `bytes`.
         let bytes = unsafe { view_bytes(bytes, len)? };
         Ok(BlockedView(BlockedBloomRef::from_raw_bytes(
-            bytes, hashes, seed,
+            bytes, hashes, placement, seed,
         )?))
     };
     // SAFETY: the caller's promise for `out`.
@@ -549,6 +584,7 @@ pub unsafe extern "C" fn linebloom_blocked_view_get_info(
             lines: view.0.num_lines(),
             seed: view.0.seed(),
             hashes: view.0.k(),
+            placement: placement_code(view.0.placement()),
         });
         Ok(())
     })

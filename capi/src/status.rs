@@ -143,6 +143,7 @@ pub extern "C" fn linebloom_last_error() -> *const c_char {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use linebloom::blocked::Placement;
     use std::ffi::CStr;
 
     fn last_error() -> String {
@@ -201,7 +202,7 @@ mod tests {
             Status::Corrupt
         );
         assert_eq!(
-            code(BlockedBloomRef::from_raw_bytes(&[0; 64], 0, 0).unwrap_err()),
+            code(BlockedBloomRef::from_raw_bytes(&[0; 64], 0, Placement::Shifted, 0).unwrap_err()),
             Status::InvalidArgument
         );
         let mut a = BlockedBloom::with_lines(1, 6, 0).unwrap();

@@ -142,6 +142,10 @@ fn seed_items_and_hashes_are_honoured() {
     let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(json["seed"], 1234);
     assert_eq!(json["hashes"], 5);
+    assert_eq!(
+        (json["placement"].as_str(), json["hash_scheme"].as_u64()),
+        (Some("shifted"), Some(3))
+    );
     // 1000 items at 12 bits: 12 000 bits, 24 lines.
     assert_eq!(json["lines"], 24);
     assert_eq!(json["recorded_items"], 300);

@@ -19,8 +19,9 @@ fn keys(range: std::ops::Range<u64>) -> Vec<u64> {
 
 /// The local filter the shared one must equal bit for bit: same lines, probes and seed.
 fn local_twin(filter: &RedisBlockedBloom, hashes: &[u64]) -> BlockedBloom {
+    let (lines, k) = (filter.num_lines() as usize, filter.k());
     let mut local =
-        BlockedBloom::with_lines(filter.num_lines() as usize, filter.k(), filter.seed()).unwrap();
+        BlockedBloom::with_lines_placed(lines, k, filter.placement(), filter.seed()).unwrap();
     for &h in hashes {
         local.insert_hash(h);
     }

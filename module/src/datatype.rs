@@ -212,7 +212,8 @@ fn try_clone(chain: &BloomChain) -> Option<BloomChain> {
     let mut layers = Vec::with_capacity(chain.layers().len());
     for layer in chain.layers() {
         let f = &layer.filter;
-        let mut filter = BlockedBloom::with_lines(f.num_lines(), f.k(), f.seed()).ok()?;
+        let mut filter =
+            BlockedBloom::with_lines_placed(f.num_lines(), f.k(), f.placement(), f.seed()).ok()?;
         filter.lines_mut().copy_from_slice(f.lines());
         layers.push(Layer {
             filter,

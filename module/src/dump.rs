@@ -18,7 +18,7 @@
 //! | 32 | 8 | hash seed |
 //! | 40 | 4 | layers (`u32`, at least 1) |
 //! | 44 | 4 | 0 (reserved) |
-//! | 48 | 24 each | per layer, oldest first: lines (`u64`), probes per key (`u32`), 0 (`u32`), items (`u64`) |
+//! | 48 | 24 each | per layer, oldest first: lines (`u64`), probes per key (`u32`), placement (`u32`: 0 salted, 1 shifted; headers written before the shifted placement hold 0 there), items (`u64`) |
 //! | end - 8 | 8 | xxh3-64 (seed 0) of every byte before it |
 //!
 //! The bits follow as the layers' lines, oldest layer first, each line 16 little-endian `u32`
@@ -30,7 +30,7 @@
 //! so the pairs `SCANDUMP` returned load in any order once the header is in.
 
 use linebloom::BlockedBloom;
-use linebloom::blocked::MAX_K;
+use linebloom::blocked::{MAX_K, Placement};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::chain::{BloomChain, Layer, Params};
@@ -45,6 +45,24 @@ pub const CHUNK_BYTES: usize = 8 << 20;
 const FIXED: usize = 48;
 const PER_LAYER: usize = 24;
 const CHECKSUM: usize = 8;
+
+/// A layer's placement in its header: 0 salted (every header written before the shifted
+/// placement, whose field was reserved as 0), 1 shifted.
+fn placement_code(placement: Placement) -> u32 {
+    match placement {
+        Placement::Salted => 0,
+        Placement::Shifted => 1,
+    }
+}
+
+/// The placement of a header's code.
+fn placement_of(code: u32) -> Option<Placement> {
+    match code {
+        0 => Some(Placement::Salted),
+        1 => Some(Placement::Shifted),
+        _ => None,
+    }
+}
 
 /// The header of a chain.
 pub fn encode_header(chain: &BloomChain) -> Vec<u8> {
@@ -63,7 +81,7 @@ pub fn encode_header(chain: &BloomChain) -> Vec<u8> {
     for layer in layers {
         out.extend_from_slice(&(layer.filter.num_lines() as u64).to_le_bytes());
         out.extend_from_slice(&layer.filter.k().to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&placement_code(layer.filter.placement()).to_le_bytes());
         out.extend_from_slice(&layer.items.to_le_bytes());
     }
     let sum = xxh3_64(&out);
@@ -130,13 +148,19 @@ fn decode_header_within(bytes: &[u8], max_bytes: u64) -> Result<BloomChain, Stri
         if lines == 0 || !(1..=MAX_K).contains(&hashes) {
             return Err(bad(&format!("layer {i}: {lines} lines, {hashes} probes")));
         }
+        let Some(placement) = placement_of(u32_at(at + 12)) else {
+            return Err(bad(&format!(
+                "layer {i}: unknown placement {}",
+                u32_at(at + 12)
+            )));
+        };
         if items > params.layer_capacity(i) {
             return Err(bad(&format!(
                 "layer {i} holds more items than its capacity"
             )));
         }
         let lines = usize::try_from(lines).map_err(|_| bad("layer too large"))?;
-        let filter = BlockedBloom::with_lines(lines, hashes, seed)
+        let filter = BlockedBloom::with_lines_placed(lines, hashes, placement, seed)
             .map_err(|e| format!("ERR could not allocate the filter: {e}"))?;
         layers.push(Layer { filter, items });
     }
@@ -239,6 +263,53 @@ mod tests {
         }
         assert_eq!(copy, chain);
         assert_eq!(chunk(&chain, chunks.last().unwrap().0), None);
+    }
+
+    /// A header written before the shifted placement (0 in each layer's placement field) loads
+    /// its layers as salted, so their bits keep every key; a new chain's layers are shifted
+    /// and say so; an unknown code is refused.
+    #[test]
+    fn layer_placements_round_trip_and_old_headers_read_as_salted() {
+        let chain = grown_chain();
+        assert!(
+            chain
+                .layers()
+                .iter()
+                .all(|l| l.filter.placement() == Placement::Shifted)
+        );
+        let hashes: Vec<u64> = (0..1_000u64)
+            .map(|i| chain.hash(&i.to_le_bytes()))
+            .collect();
+        let mut salted =
+            BlockedBloom::with_lines_placed(500, 7, Placement::Salted, chain.seed()).unwrap();
+        salted.insert_hashes(&hashes);
+        let old = BloomChain::from_layers(
+            chain.params(),
+            chain.seed(),
+            vec![Layer {
+                filter: salted,
+                items: 1_000,
+            }],
+        );
+        let header = encode_header(&old);
+        assert_eq!(
+            header[FIXED + 12..FIXED + 16],
+            [0, 0, 0, 0],
+            "salted is the old 0"
+        );
+        let mut copy = decode_header(&header).unwrap();
+        for_each_chunk(&old, |iter, data| {
+            load_chunk(&mut copy, iter, data).unwrap()
+        });
+        assert_eq!(copy, old);
+        assert!(hashes.iter().all(|&h| copy.contains_hash(h)));
+
+        let mut unknown = header.clone();
+        unknown[FIXED + 12] = 2;
+        let body = unknown.len() - 8;
+        let sum = xxh3_64(&unknown[..body]);
+        unknown[body..].copy_from_slice(&sum.to_le_bytes());
+        assert!(decode_header(&unknown).unwrap_err().contains("placement"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension ``linebloom._linebloom`` (re-exported by ``linebloom``)."""
 
 from collections.abc import Iterable
-from typing import Any, ClassVar, Self, SupportsIndex, final
+from typing import Any, ClassVar, Literal, Self, SupportsIndex, final
 
 import numpy as np
 import numpy.typing as npt
@@ -33,11 +33,15 @@ class BlockedBloom:
         *,
         k: int | None = None,
         seed: int | None = None,
+        placement: Literal["shifted", "salted"] | None = None,
     ) -> Self:
         """An empty filter for ``items`` keys at a false-positive rate of about ``fpr``.
 
+        ``placement`` is where a key's bits go in its line: ``"shifted"`` (the default) or
+        ``"salted"`` (what builds before the shifted placement read and write).
+
         Raises ``ValueError`` for ``items < 1``, ``fpr`` outside (0, 1), ``k`` outside
-        1..=16, or a filter too large for this process.
+        1..=16, an unknown placement, or a filter too large for this process.
         """
 
     @classmethod
@@ -48,6 +52,7 @@ class BlockedBloom:
         *,
         k: int | None = None,
         seed: int | None = None,
+        placement: Literal["shifted", "salted"] | None = None,
     ) -> BlockedBloom:
         """An empty filter for ``items`` keys at ``bits_per_key`` bits each."""
 
@@ -107,6 +112,10 @@ class BlockedBloom:
     @property
     def seed(self) -> int:
         """The hash seed (stored in the serialized format)."""
+
+    @property
+    def placement(self) -> Literal["shifted", "salted"]:
+        """Where each key's bits go in its line (stored in the serialized format)."""
 
     @property
     def size_bytes(self) -> int:

@@ -21,6 +21,7 @@
 //! filter being written by one thread cannot be used by another (PyO3's borrow check raises
 //! `RuntimeError`), while lookups from many threads at once share it.
 
+use linebloom::blocked::Placement;
 use linebloom::{BlockedBloom, Key};
 use numpy::{
     PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyUntypedArray,
@@ -109,6 +110,17 @@ fn hash_keys(keys: &Bound<'_, PyAny>, seed: u64) -> PyResult<Vec<u64>> {
         out.push(key_hash(&key?, seed)?);
     }
     Ok(out)
+}
+
+/// The placement a `placement=` argument names.
+fn placement_arg(name: &str) -> PyResult<Placement> {
+    match name {
+        "shifted" => Ok(Placement::Shifted),
+        "salted" => Ok(Placement::Salted),
+        other => Err(PyValueError::new_err(format!(
+            "placement must be \"shifted\" or \"salted\" (got {other:?})"
+        ))),
+    }
 }
 
 /// Sorts a batched call's argument into hashes or keys.
@@ -200,8 +212,12 @@ impl PyBlockedBloom {
         size: impl FnOnce(linebloom::BlockedBloomBuilder) -> linebloom::BlockedBloomBuilder,
         k: Option<i64>,
         seed: Option<u64>,
+        placement: Option<&str>,
     ) -> PyResult<Self> {
         let mut builder = size(BlockedBloom::builder(items_arg(items)?));
+        if let Some(name) = placement {
+            builder = builder.placement(placement_arg(name)?);
+        }
         if let Some(k) = k {
             let k = u32::try_from(k)
                 .map_err(|_| PyValueError::new_err(format!("k must be in 1..=16 (got {k})")))?;
@@ -220,22 +236,29 @@ impl PyBlockedBloom {
 impl PyBlockedBloom {
     /// An empty filter for `items` keys at a false-positive rate of about `fpr`.
     #[new]
-    #[pyo3(signature = (items, fpr = 0.01, *, k = None, seed = None))]
-    fn new(items: i64, fpr: f64, k: Option<i64>, seed: Option<u64>) -> PyResult<Self> {
-        Self::build(items, |b| b.fpr(fpr), k, seed)
+    #[pyo3(signature = (items, fpr = 0.01, *, k = None, seed = None, placement = None))]
+    fn new(
+        items: i64,
+        fpr: f64,
+        k: Option<i64>,
+        seed: Option<u64>,
+        placement: Option<&str>,
+    ) -> PyResult<Self> {
+        Self::build(items, |b| b.fpr(fpr), k, seed, placement)
     }
 
     /// An empty filter for `items` keys at `bits_per_key` bits each.
     #[classmethod]
-    #[pyo3(signature = (items, bits_per_key, *, k = None, seed = None))]
+    #[pyo3(signature = (items, bits_per_key, *, k = None, seed = None, placement = None))]
     fn with_bits_per_key(
         _cls: &Bound<'_, PyType>,
         items: i64,
         bits_per_key: f64,
         k: Option<i64>,
         seed: Option<u64>,
+        placement: Option<&str>,
     ) -> PyResult<Self> {
-        Self::build(items, |b| b.bits_per_key(bits_per_key), k, seed)
+        Self::build(items, |b| b.bits_per_key(bits_per_key), k, seed, placement)
     }
 
     /// Reads a filter from the serialized format (as `to_bytes` and the Rust crate write it).
@@ -389,6 +412,13 @@ impl PyBlockedBloom {
     #[getter]
     fn seed(&self) -> u64 {
         self.inner.seed()
+    }
+
+    /// Where each key's bits go in its line: `"shifted"` (new filters) or `"salted"` (filters
+    /// written before it, or asked for); stored in the serialized format.
+    #[getter]
+    fn placement(&self) -> &'static str {
+        self.inner.placement().name()
     }
 
     /// Bytes of filter data (64 per line).

@@ -1,7 +1,8 @@
 """Files cross the language boundary: what Rust writes, Python reads, and the other way round.
 
-- `tests/data/blocked_v1.lbf` is the Rust crate's golden file (pinned by `tests/format.rs`):
-  Python builds the same filter from the same keys and must write the same bytes.
+- `tests/data/blocked_v1.lbf` and `blocked_v1_scheme3.lbf` are the Rust crate's golden files
+  (pinned by `tests/format.rs`), one per placement: Python builds the same filters from the same
+  keys and must write the same bytes.
 - `python/tests/data/cli_blocked.lbf` was written by `linebloom build` from `cli_keys.txt`.
 - With the CLI binary at hand (`LINEBLOOM_CLI`, else `target/{debug,release}/linebloom`, which
   `cargo test` builds before `.ci/run` runs these tests), a fresh round trip through it.
@@ -21,14 +22,23 @@ def read_keys(path: Path) -> list[bytes]:
     return path.read_bytes().split(b"\n")[:-1]
 
 
-def test_rust_golden_file(repo):
-    golden = (repo / "tests/data/blocked_v1.lbf").read_bytes()
-    # `BlockedBloom::with_lines(4, 7, 42)` with "key-0".."key-39" inserted, in Rust.
-    f = BlockedBloom.with_bits_per_key(40, 4 * 512 / 40, k=7, seed=42)
+@pytest.mark.parametrize(
+    "name, placement", [("blocked_v1.lbf", "salted"), ("blocked_v1_scheme3.lbf", "shifted")]
+)
+def test_rust_golden_file(repo, name, placement):
+    golden = (repo / "tests/data" / name).read_bytes()
+    # `BlockedBloom::with_lines_placed(4, 7, placement, 42)` with "key-0".."key-39" inserted.
+    f = BlockedBloom.with_bits_per_key(40, 4 * 512 / 40, k=7, seed=42, placement=placement)
     f.add_many([f"key-{i}" for i in range(40)])
+    assert f.placement == placement
     assert f.to_bytes() == golden
     g = BlockedBloom.from_bytes(golden)
-    assert g == f and all(f"key-{i}" in g for i in range(40))
+    assert g == f and g.placement == placement and all(f"key-{i}" in g for i in range(40))
+
+
+def test_an_unknown_placement_is_a_value_error():
+    with pytest.raises(ValueError, match="placement"):
+        BlockedBloom(100, placement="scattered")  # type: ignore[arg-type]
 
 
 def test_file_written_by_the_cli(data):
@@ -39,7 +49,9 @@ def test_file_written_by_the_cli(data):
     assert all(k.decode() in from_cli for k in keys)
     # The CLI sizes the filter for the keys it read at the asked FPR, as Python does here; the
     # bits agree (the file also records the CLI's item count, so only the filters compare).
-    ours = BlockedBloom(len(keys), 0.01)
+    # It predates the shifted placement, so its bits are salted.
+    assert from_cli.placement == "salted"
+    ours = BlockedBloom(len(keys), 0.01, placement="salted")
     ours.add_many(keys)
     assert ours == from_cli
 
@@ -47,11 +59,11 @@ def test_file_written_by_the_cli(data):
 def cli_binary(repo: Path) -> Path | None:
     if os.environ.get("LINEBLOOM_CLI"):
         return Path(os.environ["LINEBLOOM_CLI"])
-    for profile in ["release", "debug"]:
-        path = repo / "target" / profile / "linebloom"
-        if path.is_file():
-            return path
-    return None
+    # The newest build: a release binary left from an older checkout must not stand in for
+    # the one `cargo test` just built.
+    built = [repo / "target" / p / "linebloom" for p in ["release", "debug"]]
+    built = [p for p in built if p.is_file()]
+    return max(built, key=lambda p: p.stat().st_mtime, default=None)
 
 
 def test_round_trip_through_the_cli(repo, data, tmp_path):

@@ -21,7 +21,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::simd::{Line, lookup_mask_for, mask_for};
+use super::simd::{Line, Probes};
 
 /// Whether the CPU has all these x86 features: asked at run time with `std`; without it (no
 /// run-time detection in `core`), what the build's target features promise at compile time.
@@ -164,16 +164,16 @@ pub(crate) fn is_chosen(path: SimdPath) -> bool {
 }
 
 /// One path's mask, test and set of a key in its line: exactly the bits of
-/// [`mask_for`] with `k` probes (1..=16).
+/// [`Probes::mask`] (either placement, k in 1..=16).
 ///
 /// # Safety
 /// The methods may only run on a CPU that has the implementor's path
 /// ([`SimdPath::is_available`]).
 pub(crate) trait Kernel {
     /// Whether every bit of `hash`'s mask is set in `line`.
-    unsafe fn test(line: &Line, hash: u64, k: u32) -> bool;
+    unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool;
     /// Sets `hash`'s mask in `line`.
-    unsafe fn set(line: &mut Line, hash: u64, k: u32);
+    unsafe fn set(line: &mut Line, hash: u64, probes: Probes);
 }
 
 /// The portable path (`simd.rs`).
@@ -181,12 +181,12 @@ pub(crate) struct Portable;
 
 impl Kernel for Portable {
     #[inline(always)]
-    unsafe fn test(line: &Line, hash: u64, k: u32) -> bool {
-        line.test(lookup_mask_for(hash, k))
+    unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool {
+        line.test(probes.lookup_mask(hash))
     }
     #[inline(always)]
-    unsafe fn set(line: &mut Line, hash: u64, k: u32) {
-        line.set(mask_for(hash, k));
+    unsafe fn set(line: &mut Line, hash: u64, probes: Probes) {
+        line.set(probes.mask(hash));
     }
 }
 
@@ -197,7 +197,10 @@ pub(crate) use x86::{Avx2, Avx512};
 mod x86 {
     use core::arch::x86_64::*;
 
-    use super::super::simd::{Line, enable_words, salt_lanes};
+    use super::super::simd::{
+        FIELD_SHIFTS, Line, Placement, Probes, SHIFTED_SECOND, enable_words, salt_lanes,
+        shifted_first, shifted_ones_for,
+    };
     use super::Kernel;
 
     /// The AVX2 path: the line as two 256-bit halves.
@@ -256,17 +259,75 @@ mod x86 {
         line.0 = bytemuck::cast([_mm256_or_si256(l[0], m[0]), _mm256_or_si256(l[1], m[1])]);
     }
 
+    /// The shifted placement's mask on AVX2, as two halves: the broadcast product shifted by
+    /// each word's field start, the field's low 6 bits kept (AVX2 shifts by 64 or more give 0,
+    /// they do not wrap), and the rotation's pattern of 1s shifted by them.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn shifted_avx2(hash: u64, k: u32) -> [__m256i; 2] {
+        let shifts: [__m256i; 2] = bytemuck::cast(FIELD_SHIFTS);
+        let m63 = _mm256_set1_epi64x(63);
+        let (p, s) = shifted_first(hash);
+        let place = |product: u64, n: u32| {
+            let x = _mm256_set1_epi64x(product as i64);
+            let ones: [__m256i; 2] = bytemuck::cast(*shifted_ones_for(n, s));
+            [0, 1].map(|h| {
+                let field = _mm256_and_si256(_mm256_srlv_epi64(x, shifts[h]), m63);
+                _mm256_sllv_epi64(ones[h], field)
+            })
+        };
+        let first = place(p, k.min(8));
+        if k <= 8 {
+            return first;
+        }
+        let second = place(hash.wrapping_mul(SHIFTED_SECOND), k - 8);
+        [
+            _mm256_or_si256(first[0], second[0]),
+            _mm256_or_si256(first[1], second[1]),
+        ]
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn test_shifted_avx2(line: &Line, hash: u64, k: u32) -> bool {
+        let m = shifted_avx2(hash, k);
+        let l: [__m256i; 2] = bytemuck::cast(line.0);
+        let missing = _mm256_or_si256(
+            _mm256_andnot_si256(l[0], m[0]),
+            _mm256_andnot_si256(l[1], m[1]),
+        );
+        _mm256_testz_si256(missing, missing) == 1
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn set_shifted_avx2(line: &mut Line, hash: u64, k: u32) {
+        let m = shifted_avx2(hash, k);
+        let l: [__m256i; 2] = bytemuck::cast(line.0);
+        line.0 = bytemuck::cast([_mm256_or_si256(l[0], m[0]), _mm256_or_si256(l[1], m[1])]);
+    }
+
     impl Kernel for Avx2 {
         #[inline(always)]
-        unsafe fn test(line: &Line, hash: u64, k: u32) -> bool {
+        unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool {
             // SAFETY: the caller runs this path only where the CPU has AVX2 (the trait's
             // contract).
-            unsafe { test_avx2(line, hash, k) }
+            unsafe {
+                match probes.placement {
+                    Placement::Shifted => test_shifted_avx2(line, hash, probes.k),
+                    Placement::Salted => test_avx2(line, hash, probes.k),
+                }
+            }
         }
         #[inline(always)]
-        unsafe fn set(line: &mut Line, hash: u64, k: u32) {
+        unsafe fn set(line: &mut Line, hash: u64, probes: Probes) {
             // SAFETY: as in `test`.
-            unsafe { set_avx2(line, hash, k) }
+            unsafe {
+                match probes.placement {
+                    Placement::Shifted => set_shifted_avx2(line, hash, probes.k),
+                    Placement::Salted => set_avx2(line, hash, probes.k),
+                }
+            }
         }
     }
 
@@ -310,17 +371,79 @@ mod x86 {
         line.0 = bytemuck::cast(_mm512_or_si512(l, m));
     }
 
+    /// The shifted placement's first bits on AVX-512: the eight fields by one variable shift
+    /// of the broadcast product, and each lane's bit by a rotate of 1 (which takes the count
+    /// mod 64, so the field needs no AND); the rotation `s` picks the lanes as a mask register,
+    /// `(probes.first >> s) as u8`. Returns the bits of all eight lanes, the first bits' lanes
+    /// and the product.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn shifted_avx512(hash: u64, probes: Probes) -> (__m512i, __mmask8, u32) {
+        let shifts: __m512i = bytemuck::cast(FIELD_SHIFTS);
+        let (p, s) = shifted_first(hash);
+        let fields = _mm512_srlv_epi64(_mm512_set1_epi64(p as i64), shifts);
+        let bits = _mm512_rolv_epi64(_mm512_set1_epi64(1), fields);
+        (bits, (probes.first >> s) as __mmask8, s)
+    }
+
+    /// The second bits (k > 8) of the lanes `(probes.second >> s) as u8`, 0 elsewhere.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn shifted_second_avx512(hash: u64, probes: Probes, s: u32) -> __m512i {
+        let shifts: __m512i = bytemuck::cast(FIELD_SHIFTS);
+        let q = hash.wrapping_mul(SHIFTED_SECOND);
+        let fields = _mm512_srlv_epi64(_mm512_set1_epi64(q as i64), shifts);
+        let lanes = (probes.second >> s) as __mmask8;
+        _mm512_maskz_rolv_epi64(lanes, _mm512_set1_epi64(1), fields)
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn test_shifted_avx512(line: &Line, hash: u64, probes: Probes) -> bool {
+        let (bits, lanes, s) = shifted_avx512(hash, probes);
+        let l: __m512i = bytemuck::cast(line.0);
+        if probes.k <= 8 {
+            // One bit per lane: present where `line & bit` is not zero.
+            return _mm512_mask_testn_epi64_mask(lanes, l, bits) == 0;
+        }
+        let m = _mm512_or_si512(bits, shifted_second_avx512(hash, probes, s));
+        let missing = _mm512_andnot_si512(l, m);
+        _mm512_test_epi64_mask(missing, missing) == 0
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn set_shifted_avx512(line: &mut Line, hash: u64, probes: Probes) {
+        let (bits, lanes, s) = shifted_avx512(hash, probes);
+        let mut m = _mm512_maskz_mov_epi64(lanes, bits);
+        if probes.k > 8 {
+            m = _mm512_or_si512(m, shifted_second_avx512(hash, probes, s));
+        }
+        let l: __m512i = bytemuck::cast(line.0);
+        line.0 = bytemuck::cast(_mm512_or_si512(l, m));
+    }
+
     impl Kernel for Avx512 {
         #[inline(always)]
-        unsafe fn test(line: &Line, hash: u64, k: u32) -> bool {
+        unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool {
             // SAFETY: the caller runs this path only where the CPU has AVX-512F (the trait's
             // contract).
-            unsafe { test_avx512(line, hash, k) }
+            unsafe {
+                match probes.placement {
+                    Placement::Shifted => test_shifted_avx512(line, hash, probes),
+                    Placement::Salted => test_avx512(line, hash, probes.k),
+                }
+            }
         }
         #[inline(always)]
-        unsafe fn set(line: &mut Line, hash: u64, k: u32) {
+        unsafe fn set(line: &mut Line, hash: u64, probes: Probes) {
             // SAFETY: as in `test`.
-            unsafe { set_avx512(line, hash, k) }
+            unsafe {
+                match probes.placement {
+                    Placement::Shifted => set_shifted_avx512(line, hash, probes),
+                    Placement::Salted => set_avx512(line, hash, probes.k),
+                }
+            }
         }
     }
 }
@@ -328,7 +451,7 @@ mod x86 {
 /// Whether every bit of `hash`'s mask (`k` probes) is set in `line`, on `path`, which must be
 /// available (a lower path than the CPU's best is always safe to ask for).
 #[inline(always)]
-pub(crate) fn test_on(path: SimdPath, line: &Line, hash: u64, k: u32) -> bool {
+pub(crate) fn test_on(path: SimdPath, line: &Line, hash: u64, k: Probes) -> bool {
     match path {
         // SAFETY: `simd_path` and `SimdPath::available` name only paths the CPU has; the
         // callers pass one of those.
@@ -344,7 +467,7 @@ pub(crate) fn test_on(path: SimdPath, line: &Line, hash: u64, k: u32) -> bool {
 
 /// Sets `hash`'s mask (`k` probes) in `line`, on `path` (as for [`test_on`]).
 #[inline(always)]
-pub(crate) fn set_on(path: SimdPath, line: &mut Line, hash: u64, k: u32) {
+pub(crate) fn set_on(path: SimdPath, line: &mut Line, hash: u64, k: Probes) {
     match path {
         // SAFETY: as in `test_on`.
         #[cfg(target_arch = "x86_64")]
@@ -359,13 +482,13 @@ pub(crate) fn set_on(path: SimdPath, line: &mut Line, hash: u64, k: u32) {
 
 /// [`test_on`] the chosen path.
 #[inline(always)]
-pub(crate) fn test(line: &Line, hash: u64, k: u32) -> bool {
+pub(crate) fn test(line: &Line, hash: u64, k: Probes) -> bool {
     test_on(simd_path(), line, hash, k)
 }
 
 /// [`set_on`] the chosen path.
 #[inline(always)]
-pub(crate) fn set(line: &mut Line, hash: u64, k: u32) {
+pub(crate) fn set(line: &mut Line, hash: u64, k: Probes) {
     set_on(simd_path(), line, hash, k)
 }
 
@@ -412,7 +535,7 @@ pub(crate) use per_path;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocked::simd::mask_for_scalar;
+    use crate::blocked::simd::{Placement, probes_mask_scalar};
     use crate::hash::mix64;
 
     #[test]
@@ -420,12 +543,15 @@ mod tests {
         let paths = SimdPath::available();
         assert_eq!(paths[0], SimdPath::Portable);
         for &path in &paths {
-            for k in 1..=16 {
+            for (kk, placement) in
+                (1..=16).flat_map(|k| [(k, Placement::Salted), (k, Placement::Shifted)])
+            {
+                let k = Probes::new(kk, placement);
                 for i in 0..5_000u64 {
-                    let h = mix64(i ^ (u64::from(k) << 40));
+                    let h = mix64(i ^ (u64::from(kk) << 40));
                     let mut line = Line::ZERO;
                     set_on(path, &mut line, h, k);
-                    assert_eq!(line, mask_for_scalar(h, k), "{path} k={k} h={h:x}");
+                    assert_eq!(line, probes_mask_scalar(h, k), "{path} {k:?} h={h:x}");
                     assert!(test_on(path, &line, h, k));
                     // Every single bit cleared makes the test fail.
                     for w in 0..16 {
@@ -434,7 +560,7 @@ mod tests {
                             let bit = bits & bits.wrapping_neg();
                             let mut missing = line;
                             missing.0[w] &= !bit;
-                            assert!(!test_on(path, &missing, h, k), "{path} k={k}");
+                            assert!(!test_on(path, &missing, h, k), "{path} {k:?}");
                             bits &= bits - 1;
                         }
                     }
@@ -447,7 +573,7 @@ mod tests {
                     let mut want = noisy;
                     set_on(SimdPath::Portable, &mut want, h, k);
                     set_on(path, &mut noisy, h, k);
-                    assert_eq!(noisy, want, "{path} k={k}");
+                    assert_eq!(noisy, want, "{path} {k:?}");
                 }
             }
         }

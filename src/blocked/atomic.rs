@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::arch::test;
-use super::simd::{LINE_BITS, Line, mask_for};
+use super::simd::{LINE_BITS, Line, Placement, Probes};
 use super::{BlockedBloom, BlockedBloomBuilder, check_k, line_index};
 use crate::error::{Error, Result};
 use crate::filter::Sizing;
@@ -48,8 +48,8 @@ impl AtomicLine {
 
 /// The mask of `hash` as eight 64-bit words, in [`AtomicLine`]'s word order.
 #[inline(always)]
-fn mask_words(hash: u64, hashes: u32) -> [u64; 8] {
-    let mask = mask_for(hash, hashes).to_line();
+fn mask_words(hash: u64, probes: Probes) -> [u64; 8] {
+    let mask = probes.mask(hash).to_line();
     core::array::from_fn(|w| u64::from(mask.0[2 * w]) | u64::from(mask.0[2 * w + 1]) << 32)
 }
 
@@ -90,7 +90,7 @@ fn mask_words(hash: u64, hashes: u32) -> [u64; 8] {
 /// ```
 pub struct AtomicBlockedBloom {
     lines: Vec<AtomicLine>,
-    hashes: u32,
+    probes: Probes,
     seed: u64,
 }
 
@@ -157,7 +157,8 @@ impl AtomicBlockedBloom {
         BlockedBloom::with_bits_per_key(items, bits_per_key).map(Self::from)
     }
 
-    /// An empty filter of exactly `lines` lines and `k` probes per key (1..=16).
+    /// An empty filter of exactly `lines` lines and `k` probes per key (1..=16), placed by
+    /// [`Placement::Shifted`].
     pub fn with_lines(lines: usize, k: u32, seed: u64) -> Result<Self> {
         check_k(k)?;
         if lines == 0 {
@@ -177,7 +178,7 @@ impl AtomicBlockedBloom {
         out.resize_with(lines, || AtomicLine::from_line(&Line::ZERO));
         Ok(Self {
             lines: out,
-            hashes: k,
+            probes: Probes::new(k, Placement::Shifted),
             seed,
         })
     }
@@ -192,7 +193,7 @@ impl AtomicBlockedBloom {
     #[inline]
     pub fn insert_hash(&self, hash: u64) {
         let line = &self.lines[line_index(hash, self.lines.len())];
-        for (word, bits) in line.0.iter().zip(mask_words(hash, self.hashes)) {
+        for (word, bits) in line.0.iter().zip(mask_words(hash, self.probes)) {
             // A plain load first: in a filling filter many words already hold the key's bits,
             // and skipping their locked OR keeps the line shared instead of pulling it
             // exclusive into this core.
@@ -216,7 +217,7 @@ impl AtomicBlockedBloom {
         // word missing a bit branches on the line's contents, which a branch predictor cannot
         // learn, and loads no less memory (the words share one cache line).
         let line = self.lines[line_index(hash, self.lines.len())].to_line();
-        test(&line, hash, self.hashes)
+        test(&line, hash, self.probes)
     }
 
     /// Adds many keys given by their hashes; callable from many threads at once.
@@ -241,7 +242,7 @@ impl AtomicBlockedBloom {
     pub fn to_blocked(&self) -> BlockedBloom {
         BlockedBloom {
             lines: self.lines.iter().map(AtomicLine::to_line).collect(),
-            hashes: self.hashes,
+            probes: self.probes,
             seed: self.seed,
         }
     }
@@ -262,7 +263,12 @@ impl AtomicBlockedBloom {
 
     /// Probes per key.
     pub fn k(&self) -> u32 {
-        self.hashes
+        self.probes.k
+    }
+
+    /// Where each key's bits go in its line.
+    pub fn placement(&self) -> Placement {
+        self.probes.placement
     }
 
     /// The hash seed.
@@ -291,7 +297,7 @@ impl AtomicBlockedBloom {
         if items == 0 {
             return 0.0;
         }
-        model::blocked_fpr(self.num_bits() as f64 / items as f64, self.hashes)
+        model::blocked_fpr(self.num_bits() as f64 / items as f64, self.probes.k)
     }
 }
 
@@ -300,7 +306,7 @@ impl From<BlockedBloom> for AtomicBlockedBloom {
     fn from(filter: BlockedBloom) -> Self {
         AtomicBlockedBloom {
             lines: filter.lines.iter().map(AtomicLine::from_line).collect(),
-            hashes: filter.hashes,
+            probes: filter.probes,
             seed: filter.seed,
         }
     }
@@ -317,7 +323,8 @@ impl core::fmt::Debug for AtomicBlockedBloom {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("AtomicBlockedBloom")
             .field("lines", &self.lines.len())
-            .field("hashes", &self.hashes)
+            .field("k", &self.probes.k)
+            .field("placement", &self.probes.placement)
             .field("seed", &self.seed)
             .finish()
     }
@@ -361,9 +368,13 @@ mod tests {
         // the loaded line against each word tested on its own, and the public calls (on the
         // chosen path) against the owned filter.
         for (lines, n) in [(64usize, 2_000u64), (40_000, 100_000)] {
-            for k in [1, 6, 8, 11, 16] {
-                let mut owned = BlockedBloom::with_lines(lines, k, 9).unwrap();
-                let atomic = AtomicBlockedBloom::with_lines(lines, k, 9).unwrap();
+            for (k, placement) in [1, 6, 8, 11, 16]
+                .into_iter()
+                .flat_map(|k| [(k, Placement::Shifted), (k, Placement::Salted)])
+            {
+                let mut owned = BlockedBloom::with_lines_placed(lines, k, placement, 9).unwrap();
+                let atomic = AtomicBlockedBloom::from(owned.clone());
+                let probes_of = Probes::new(k, placement);
                 let keys: Vec<u64> = (0..n).map(|i| mix64(i ^ 0xa7)).collect();
                 owned.insert_hashes(&keys);
                 atomic.insert_hashes(&keys);
@@ -375,7 +386,7 @@ mod tests {
                         let line = &atomic.lines[line_index(h, lines)];
                         line.0
                             .iter()
-                            .zip(mask_words(h, k))
+                            .zip(mask_words(h, probes_of))
                             .all(|(word, bits)| word.load(Relaxed) & bits == bits)
                     })
                     .collect();
@@ -383,7 +394,7 @@ mod tests {
                 for path in crate::blocked::arch::SimdPath::available() {
                     for (&h, &want) in probes.iter().zip(&word_by_word) {
                         let line = atomic.lines[line_index(h, lines)].to_line();
-                        let got = crate::blocked::arch::test_on(path, &line, h, k);
+                        let got = crate::blocked::arch::test_on(path, &line, h, probes_of);
                         assert_eq!(got, want, "{path}, {lines} lines, k {k}");
                     }
                 }

@@ -24,7 +24,7 @@ use crate::engine::prefetch::{NEAR, hint_step, prefetch_ahead};
 use crate::par::*;
 
 use super::arch::{Kernel, SimdPath, per_path, simd_path};
-use super::simd::Line;
+use super::simd::{Line, Probes};
 use super::{BlockedBloom, line_for, line_for_mut};
 use super::{BuildBuffers, batch_asm, partition};
 use crate::error::{Result, check_same_len};
@@ -40,7 +40,7 @@ impl BlockedBloom {
     /// cache, because the memory misses of many keys overlap. An error (and nothing
     /// written) when the two slices differ in length.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        contains_hashes_in(&self.lines, self.hashes, hashes, out)
+        contains_hashes_in(&self.lines, self.probes, hashes, out)
     }
 
     /// [`contains_hashes`](Self::contains_hashes) on rayon's threads: the batch is split into
@@ -49,12 +49,12 @@ impl BlockedBloom {
     /// its own misses in flight. Batches under 128 Ki keys run on the calling thread. An error
     /// (and nothing written) when the two slices differ in length.
     pub fn par_contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        par_contains_hashes_in(&self.lines, self.hashes, hashes, out)
+        par_contains_hashes_in(&self.lines, self.probes, hashes, out)
     }
 
     /// Counts how many of the pre-hashed keys may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
-        count_contained_in(&self.lines, self.hashes, hashes)
+        count_contained_in(&self.lines, self.probes, hashes)
     }
 
     /// Looks up many keys at once: `out[i] = self.contains(&keys[i])`. The keys are hashed
@@ -71,7 +71,7 @@ impl BlockedBloom {
     /// # Ok::<(), linebloom::Error>(())
     /// ```
     pub fn contains_keys<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
-        contains_keys_in(&self.lines, self.hashes, self.seed, keys, out)
+        contains_keys_in(&self.lines, self.probes, self.seed, keys, out)
     }
 
     /// Inserts many keys: [`insert`](Self::insert) of each, hashed 4096 at a time (on the
@@ -90,14 +90,14 @@ impl BlockedBloom {
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         if fits_in(&self.lines, CACHED_BYTES) {
             let path = simd_path();
-            if !batch_asm::insert(path, &mut self.lines, self.hashes, hashes) {
-                insert_loop(path, &mut self.lines, self.hashes, hashes);
+            if !batch_asm::insert(path, &mut self.lines, self.probes, hashes) {
+                insert_loop(path, &mut self.lines, self.probes, hashes);
             }
             return;
         }
         let total = self.lines.len();
         insert_prefetched::<_, false>(
-            &Lines::new(self.hashes),
+            &Lines::new(self.probes),
             &mut self.lines,
             0,
             total,
@@ -161,7 +161,7 @@ impl BlockedBloom {
         // per thread, scales worse: writing the partitions costs a pass over memory that two
         // threads scanning the same clean input do not (docs/performance.md, Levers tried).
         let total = self.lines.len();
-        let k = self.hashes;
+        let k = self.probes;
         self.lines
             .par_chunks_mut(per_task)
             .enumerate()
@@ -195,7 +195,7 @@ impl BlockedBloom {
             }
             return;
         };
-        let (total, k) = (self.lines.len(), self.hashes);
+        let (total, k) = (self.lines.len(), self.probes);
         if let Some(lines) = self.lines.chunks_mut(per_task).nth(task) {
             insert_task(&Lines::new(k), lines, task * per_task, total, hashes);
         }
@@ -228,7 +228,7 @@ impl BlockedBloom {
 /// written) when the two slices differ in length.
 pub(crate) fn contains_hashes_in(
     lines: &[Line],
-    k: u32,
+    k: Probes,
     hashes: &[u64],
     out: &mut [bool],
 ) -> Result<()> {
@@ -243,7 +243,7 @@ pub(crate) fn contains_hashes_in(
 pub(crate) fn contains_hashes_on(
     path: SimdPath,
     lines: &[Line],
-    k: u32,
+    k: Probes,
     hashes: &[u64],
     out: &mut [bool],
 ) {
@@ -254,13 +254,13 @@ pub(crate) fn contains_hashes_on(
 
 per_path! {
     /// The batched lookup's loop on one path.
-    fn contains_loop(lines: &[Line], k: u32, hashes: &[u64], out: &mut [bool]) = contains_with;
+    fn contains_loop(lines: &[Line], k: Probes, hashes: &[u64], out: &mut [bool]) = contains_with;
 }
 
 /// # Safety
 /// The CPU has `K`'s path.
 #[inline(always)]
-unsafe fn contains_with<K: Kernel>(lines: &[Line], k: u32, hashes: &[u64], out: &mut [bool]) {
+unsafe fn contains_with<K: Kernel>(lines: &[Line], k: Probes, hashes: &[u64], out: &mut [bool]) {
     let mut out = out.iter_mut();
     each_prefetched(lines, hashes, |line, h| {
         if let Some(o) = out.next() {
@@ -272,13 +272,13 @@ unsafe fn contains_with<K: Kernel>(lines: &[Line], k: u32, hashes: &[u64], out: 
 
 per_path! {
     /// Inserts `hashes` one after another on one path (a filter in cache).
-    fn insert_loop(lines: &mut [Line], k: u32, hashes: &[u64]) = insert_with;
+    fn insert_loop(lines: &mut [Line], k: Probes, hashes: &[u64]) = insert_with;
 }
 
 /// # Safety
 /// The CPU has `K`'s path.
 #[inline(always)]
-unsafe fn insert_with<K: Kernel>(lines: &mut [Line], k: u32, hashes: &[u64]) {
+unsafe fn insert_with<K: Kernel>(lines: &mut [Line], k: Probes, hashes: &[u64]) {
     for &h in hashes {
         if let Some(line) = line_for_mut(lines, h) {
             // SAFETY: the caller's contract.
@@ -292,7 +292,7 @@ unsafe fn insert_with<K: Kernel>(lines: &mut [Line], k: u32, hashes: &[u64]) {
 /// written) when the two slices differ in length.
 pub(crate) fn contains_keys_in<K: Key>(
     lines: &[Line],
-    k: u32,
+    k: Probes,
     seed: u64,
     keys: &[K],
     out: &mut [bool],
@@ -312,7 +312,7 @@ const PAR_LOOKUP_RUN: usize = 1 << 16;
 /// [`contains_hashes_in`] over runs of [`PAR_LOOKUP_RUN`] keys on rayon's threads.
 pub(crate) fn par_contains_hashes_in(
     lines: &[Line],
-    k: u32,
+    k: Probes,
     hashes: &[u64],
     out: &mut [bool],
 ) -> Result<()> {
@@ -327,12 +327,17 @@ pub(crate) fn par_contains_hashes_in(
 }
 
 /// How many of `hashes` may be in `lines`, with the batched lookup.
-pub(crate) fn count_contained_in(lines: &[Line], k: u32, hashes: &[u64]) -> usize {
+pub(crate) fn count_contained_in(lines: &[Line], k: Probes, hashes: &[u64]) -> usize {
     count_contained_on(simd_path(), lines, k, hashes)
 }
 
 /// [`count_contained_in`] on `path` (an available one).
-pub(crate) fn count_contained_on(path: SimdPath, lines: &[Line], k: u32, hashes: &[u64]) -> usize {
+pub(crate) fn count_contained_on(
+    path: SimdPath,
+    lines: &[Line],
+    k: Probes,
+    hashes: &[u64],
+) -> usize {
     let ahead = !fits_in(lines, CACHED_BYTES);
     batch_asm::count(path, lines, k, hashes, ahead)
         .unwrap_or_else(|| count_loop(path, lines, k, hashes))
@@ -340,13 +345,13 @@ pub(crate) fn count_contained_on(path: SimdPath, lines: &[Line], k: u32, hashes:
 
 per_path! {
     /// The counting lookup's loop on one path.
-    fn count_loop(lines: &[Line], k: u32, hashes: &[u64]) -> usize = count_with;
+    fn count_loop(lines: &[Line], k: Probes, hashes: &[u64]) -> usize = count_with;
 }
 
 /// # Safety
 /// The CPU has `K`'s path.
 #[inline(always)]
-unsafe fn count_with<K: Kernel>(lines: &[Line], k: u32, hashes: &[u64]) -> usize {
+unsafe fn count_with<K: Kernel>(lines: &[Line], k: Probes, hashes: &[u64]) -> usize {
     let mut found = 0;
     each_prefetched(lines, hashes, |line, h| {
         // SAFETY: the caller's contract.
@@ -419,10 +424,15 @@ mod tests {
     /// portable one-key answers, for every k, in cache and past 2 MiB, hits among misses.
     #[test]
     fn every_simd_path_inserts_and_answers_as_the_portable_one() {
+        use crate::blocked::Placement;
         for (lines, keys) in [(37usize, 300usize), (40_000, 150_000)] {
-            for k in [1, 3, 6, 7, 8, 9, 12, 16] {
+            for (kk, placement) in [1, 3, 6, 7, 8, 9, 12, 16]
+                .into_iter()
+                .flat_map(|k| [(k, Placement::Shifted), (k, Placement::Salted)])
+            {
+                let k = Probes::new(kk, placement);
                 let inserted: Vec<u64> = (0..keys as u64)
-                    .map(|i| mix64(i ^ u64::from(k) << 50))
+                    .map(|i| mix64(i ^ u64::from(kk) << 50))
                     .collect();
                 let mut portable = vec![Line::ZERO; lines];
                 insert_loop(SimdPath::Portable, &mut portable, k, &inserted);
@@ -433,12 +443,12 @@ mod tests {
                     .collect();
                 let want: Vec<bool> = probes
                     .iter()
-                    .map(|&h| line_for(&portable, h).test(super::super::simd::mask_for(h, k)))
+                    .map(|&h| line_for(&portable, h).test(k.mask(h)))
                     .collect();
                 for path in SimdPath::available() {
                     let mut looped = vec![Line::ZERO; lines];
                     insert_loop(path, &mut looped, k, &inserted);
-                    assert_eq!(looped, portable, "{path} k {k} lines {lines}");
+                    assert_eq!(looped, portable, "{path} {k:?} lines {lines}");
                     let mut prefetched = vec![Line::ZERO; lines];
                     insert_prefetched::<_, false>(
                         &Lines::on(path, k),
@@ -449,16 +459,16 @@ mod tests {
                         0,
                         DRAIN,
                     );
-                    assert_eq!(prefetched, portable, "{path} k {k} lines {lines}");
+                    assert_eq!(prefetched, portable, "{path} {k:?} lines {lines}");
                     let mut asm = vec![Line::ZERO; lines];
                     if batch_asm::insert(path, &mut asm, k, &inserted) {
-                        assert_eq!(asm, portable, "{path} k {k} lines {lines}");
+                        assert_eq!(asm, portable, "{path} {k:?} lines {lines}");
                     }
                     let mut got = vec![false; probes.len()];
                     contains_hashes_on(path, &portable, k, &probes, &mut got);
-                    assert_eq!(got, want, "{path} k {k} lines {lines}");
+                    assert_eq!(got, want, "{path} {k:?} lines {lines}");
                     contains_loop(path, &portable, k, &probes, &mut got);
-                    assert_eq!(got, want, "{path} k {k} lines {lines}");
+                    assert_eq!(got, want, "{path} {k:?} lines {lines}");
                     let found = want.iter().filter(|&&y| y).count();
                     assert_eq!(count_contained_on(path, &portable, k, &probes), found);
                     assert_eq!(count_loop(path, &portable, k, &probes), found);

@@ -145,7 +145,7 @@ impl<'a> ParFill<'a> {
 
     /// Inserts what the buffers hold into the filter.
     fn insert_held(&mut self, shift: u32) {
-        let k = self.filter.hashes;
+        let k = self.filter.probes;
         self.buffers.insert_into(&mut self.filter.lines, shift, k);
         self.held = 0;
     }

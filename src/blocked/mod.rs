@@ -30,7 +30,8 @@ mod view;
 use alloc::vec::Vec;
 pub use arch::{SimdPath, simd_path};
 pub use atomic::{AtomicBlockedBloom, AtomicBlockedBloomBuilder};
-pub use simd::{LINE_BITS, Line, MAX_K};
+pub(crate) use simd::Probes;
+pub use simd::{LINE_BITS, Line, MAX_K, Placement};
 pub use view::{AlignedBytes, BlockedBloomRef};
 
 pub(crate) use crate::engine::storage::LineBuf;
@@ -62,7 +63,7 @@ pub(crate) use partition::{
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct BlockedBloom {
     lines: LineBuf,
-    hashes: u32,
+    probes: Probes,
     seed: u64,
 }
 
@@ -82,6 +83,7 @@ pub struct BlockedBloomBuilder {
     size: Sizing,
     hashes: Option<u32>,
     seed: u64,
+    placement: Placement,
 }
 
 impl BlockedBloomBuilder {
@@ -101,7 +103,16 @@ impl BlockedBloomBuilder {
     /// Builds the empty filter, or says which parameter is out of range.
     pub fn build(self) -> Result<BlockedBloom> {
         let shape = BlockedBloom::shape_for(self.items, self.size, self.hashes)?;
-        BlockedBloom::with_lines(shape.lines as usize, shape.hashes, self.seed)
+        let lines = zeroed_lines(shape.lines as usize)?;
+        BlockedBloom::from_parts(lines, Probes::new(shape.hashes, self.placement), self.seed)
+    }
+
+    /// Place each key's bits with `placement` ([`Placement::Shifted`] unless set). Only for a
+    /// reader that knows no other: [`Placement::Salted`] is what builds before the shifted
+    /// placement read and write, and costs more instructions per key.
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
     }
 }
 
@@ -153,6 +164,7 @@ impl BlockedBloom {
             size: Sizing::Fpr(0.01),
             hashes: None,
             seed: DEFAULT_SEED,
+            placement: Placement::default(),
         }
     }
 
@@ -171,31 +183,43 @@ impl BlockedBloom {
         }
     }
 
-    /// An empty filter of exactly `lines` lines (64 bytes each) and `k` probes per key.
+    /// An empty filter of exactly `lines` lines (64 bytes each) and `k` probes per key, placed
+    /// by [`Placement::Shifted`].
     pub fn with_lines(lines: usize, k: u32, seed: u64) -> Result<Self> {
+        Self::with_lines_placed(lines, k, Placement::Shifted, seed)
+    }
+
+    /// [`with_lines`](Self::with_lines) with the bits placed by `placement`: for a host that
+    /// keeps a filter's bits in its own encoding with their shape and placement, and writes
+    /// them back through [`lines_mut`](Self::lines_mut).
+    pub fn with_lines_placed(
+        lines: usize,
+        k: u32,
+        placement: Placement,
+        seed: u64,
+    ) -> Result<Self> {
         check_k(k)?;
-        Ok(Self {
-            lines: zeroed_lines(lines)?,
-            hashes: k,
-            seed,
-        })
+        Self::from_parts(zeroed_lines(lines)?, Probes::new(k, placement), seed)
     }
 
     /// An owned filter over bare lines (no linebloom header), with the probes per key
-    /// (1..=16) and seed they were made with: the owned twin of
+    /// (1..=16), placement and seed they were made with: the owned twin of
     /// [`BlockedBloomRef::from_lines`], for bits a storage engine keeps in its own blocks.
-    pub fn from_lines(lines: Vec<Line>, k: u32, seed: u64) -> Result<Self> {
-        Self::from_parts(lines, k, seed)
+    /// Bare lines do not say their placement, so the caller does: the [`placement`](Self::placement)
+    /// of the filter they came from (lines read with another placement lose keys).
+    pub fn from_lines(lines: Vec<Line>, k: u32, placement: Placement, seed: u64) -> Result<Self> {
+        check_k(k)?;
+        Self::from_parts(lines, Probes::new(k, placement), seed)
     }
 
     /// Rebuilds a filter from its parts (used by deserialisation and the atomic variant).
-    pub(crate) fn from_parts(lines: impl Into<LineBuf>, hashes: u32, seed: u64) -> Result<Self> {
+    pub(crate) fn from_parts(lines: impl Into<LineBuf>, probes: Probes, seed: u64) -> Result<Self> {
         let lines = lines.into();
-        check_k(hashes)?;
+        check_k(probes.k)?;
         check_line_count(lines.len())?;
         Ok(Self {
             lines,
-            hashes,
+            probes,
             seed,
         })
     }
@@ -216,19 +240,24 @@ impl BlockedBloom {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
         if let Some(line) = line_for_mut(&mut self.lines, hash) {
-            arch::set(line, hash, self.hashes);
+            arch::set(line, hash, self.probes);
         }
     }
 
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        arch::test(line_for(&self.lines, hash), hash, self.hashes)
+        arch::test(line_for(&self.lines, hash), hash, self.probes)
     }
 
     /// Probes per key.
     pub fn k(&self) -> u32 {
-        self.hashes
+        self.probes.k
+    }
+
+    /// Where each key's bits go in its line (the serialized form records it).
+    pub fn placement(&self) -> Placement {
+        self.probes.placement
     }
 
     /// The hash seed.
@@ -243,7 +272,9 @@ impl BlockedBloom {
 
     /// The filter's lines, writable: for a host that keeps the bits in its own encoding and
     /// writes them back (the Redis module's RDB load and `BF.LOADCHUNK`). Any bits are a valid
-    /// filter; bits that were not saved from this filter's shape give wrong answers, not UB.
+    /// filter; bits that were not saved from a filter of this shape and [`Placement`] give
+    /// wrong answers (lost keys), not UB: make the filter with
+    /// [`with_lines_placed`](Self::with_lines_placed) and the placement saved with the bits.
     pub fn lines_mut(&mut self) -> &mut [Line] {
         &mut self.lines
     }
@@ -286,7 +317,7 @@ impl BlockedBloom {
         if items == 0 {
             return 0.0;
         }
-        model::blocked_fpr(self.num_bits() as f64 / items as f64, self.hashes)
+        model::blocked_fpr(self.num_bits() as f64 / items as f64, self.probes.k)
     }
 }
 

@@ -28,7 +28,7 @@
 use crate::par::*;
 use alloc::vec::Vec;
 
-use super::simd::Line;
+use super::simd::{Line, Probes};
 use super::{BlockedBloom, line_index};
 use crate::engine::prefetch::{Level, prefetch_to};
 use crate::engine::storage::LineBuf;
@@ -337,7 +337,7 @@ impl BlockedBloom {
         }
         for piece in hashes.chunks(chunk) {
             buffers.fill(piece, total, shift);
-            buffers.insert_into(&mut self.lines, shift, self.hashes);
+            buffers.insert_into(&mut self.lines, shift, self.probes);
         }
         true
     }
@@ -388,7 +388,7 @@ impl BuildBuffers {
 
     /// Inserts every partition's hashes into `lines` (ranges of `1 << shift` lines, `k`
     /// probes), each thread a run of whole ranges, then empties the partitions.
-    pub(super) fn insert_into(&mut self, lines: &mut [Line], shift: u32, k: u32) {
+    pub(super) fn insert_into(&mut self, lines: &mut [Line], shift: u32, k: Probes) {
         let total = lines.len();
         let parts = &self.parts;
         if parts.len() == 1 {
@@ -426,7 +426,7 @@ fn insert_run(
     first: usize,
     total: usize,
     shift: u32,
-    k: u32,
+    k: Probes,
     parts: &[Partition],
 ) {
     let size = 1 << shift;

@@ -20,7 +20,7 @@ use alloc::format;
 impl BlockedBloom {
     /// Adds every key of `other`: afterwards `self` is bit for bit the filter built from both
     /// filters' keys. [`Error::Incompatible`] (and `self` unchanged) when the two differ in line
-    /// count, probes per key or seed.
+    /// count, probes per key, placement or seed.
     pub fn union(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
         for (a, b) in self.lines.iter_mut().zip(&other.lines) {
@@ -43,10 +43,18 @@ impl BlockedBloom {
 
     fn check_compatible(&self, other: &Self) -> Result<()> {
         compatible(
-            (self.lines.len() as u64, self.hashes, self.seed),
-            (other.lines.len() as u64, other.hashes, other.seed),
+            (self.lines.len() as u64, self.probes.k, self.seed),
+            (other.lines.len() as u64, other.probes.k, other.seed),
             "line counts",
-        )
+        )?;
+        if self.placement() != other.placement() {
+            return Err(Error::Incompatible(format!(
+                "placements differ ({} vs {})",
+                self.placement(),
+                other.placement()
+            )));
+        }
+        Ok(())
     }
 
     /// Set bits over all bits, in [0, 1].
@@ -69,7 +77,7 @@ impl BlockedBloom {
     /// Baldi's formula with `m = 512 L`; for `k > 8` it counts the 1-in-64 chance that a key's
     /// two probes in one word coincide (at `k = 16` the effective k is 15.9).
     pub fn estimated_items(&self) -> f64 {
-        estimated_items_of(&self.lines, self.hashes)
+        estimated_items_of(&self.lines, self.probes.k)
     }
 
     /// The false-positive rate a key never inserted meets now, read from the bits rather than
@@ -82,7 +90,7 @@ impl BlockedBloom {
     /// in that word (two independent uniform positions are both set with probability exactly
     /// `f_w²`). This averages that over all lines and the 8 rotations.
     pub fn current_fpr(&self) -> f64 {
-        current_fpr_of(&self.lines, self.hashes)
+        current_fpr_of(&self.lines, self.probes.k)
     }
 }
 

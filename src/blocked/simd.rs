@@ -122,6 +122,178 @@ pub(crate) mod tables {
     }
 }
 
+/// Where a key's k bits go inside its line. The serialized format records it (hash scheme 2:
+/// [`Placement::Salted`], 3: [`Placement::Shifted`]), so a filter always answers with the
+/// placement it was filled with.
+///
+/// Both put probe `i` of a key in word `(i ± r) mod 8` of the line (`r` three bits of the
+/// hash, one bit per word for k <= 8, two for k > 8), so both have the same FPR
+/// ([`crate::model::blocked_fpr`]); they differ in how a word's bit position comes from the
+/// hash, and so in the instructions per key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// 32-bit products of the hash's low half with 16 odd salts, the top 6 bits of
+    /// each a bit position. What every filter written before the shifted placement uses (hash
+    /// schemes 1 and 2); new filters can still be made with it for readers that know no other.
+    Salted,
+    /// One 64-bit product of the hash with an odd constant, cut into eight 6-bit fields by
+    /// shifts (a second product for k > 8): no vector multiply, and on AVX-512 the rotation is a
+    /// lane mask. The placement of new filters.
+    #[default]
+    Shifted,
+}
+
+impl Placement {
+    /// The name `stats` prints: `salted` or `shifted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Salted => "salted",
+            Placement::Shifted => "shifted",
+        }
+    }
+
+    /// The hash scheme a serialized filter of this placement records (2 or 3): the byte an
+    /// engine that keeps bare lines stores beside them.
+    pub fn hash_scheme(self) -> u8 {
+        match self {
+            Placement::Salted => 2,
+            Placement::Shifted => 3,
+        }
+    }
+
+    /// The placement of a blocked filter of hash scheme `scheme` (1 and 2 salted, 3 shifted),
+    /// `None` for a scheme this build does not know.
+    pub fn from_hash_scheme(scheme: u8) -> Option<Placement> {
+        match scheme {
+            1 | 2 => Some(Placement::Salted),
+            3 => Some(Placement::Shifted),
+            _ => None,
+        }
+    }
+}
+
+impl core::fmt::Display for Placement {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The odd multiplier of the shifted placement's first bits (2^64 / golden ratio).
+pub(crate) const SHIFTED_FIRST: u64 = 0x9e37_79b9_7f4a_7c15;
+/// The odd multiplier of the shifted placement's second bits (k > 8).
+pub(crate) const SHIFTED_SECOND: u64 = 0xc2b2_ae3d_27d4_eb4f;
+/// Where word `w`'s 6-bit field starts in a shifted product: bits `13 + 6 w`, so the eight
+/// fields take bits 13..61 and the rotation the top three.
+pub(crate) const FIELD_SHIFTS: [u64; 8] = [13, 19, 25, 31, 37, 43, 49, 55];
+
+/// A filter's probes: `k` and the [`Placement`], with the lane patterns of the shifted
+/// placement worked out once per filter (its kernels take them as they are).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Probes {
+    /// Probes per key (1..=[`MAX_K`]).
+    pub k: u32,
+    /// Where they go.
+    pub placement: Placement,
+    /// The first bits' lane pattern, `2^min(k, 8) - 1`, in every byte: the lanes of a key with
+    /// rotation `s` are `(first >> s) as u8`.
+    pub first: u64,
+    /// The same for the second bits (`2^(k - 8) - 1`; 0 for k <= 8).
+    pub second: u64,
+}
+
+impl Probes {
+    /// `k` probes (1..=[`MAX_K`]; other values are never stored, see `check_k`) placed by
+    /// `placement`.
+    pub(crate) const fn new(k: u32, placement: Placement) -> Probes {
+        Probes {
+            k,
+            placement,
+            first: lane_pattern(k),
+            second: if k > 8 { lane_pattern(k - 8) } else { 0 },
+        }
+    }
+
+    /// The bits of the key whose hash is `hash` (the portable path).
+    #[inline(always)]
+    pub(crate) fn mask(self, hash: u64) -> Mask {
+        match self.placement {
+            Placement::Salted => mask_for(hash, self.k),
+            Placement::Shifted => shifted_mask(hash, self.k),
+        }
+    }
+
+    /// [`Probes::mask`] for a lookup (the salted placement's k = 8 form).
+    #[inline(always)]
+    pub(crate) fn lookup_mask(self, hash: u64) -> Mask {
+        match self.placement {
+            Placement::Salted => lookup_mask_for(hash, self.k),
+            Placement::Shifted => shifted_mask(hash, self.k),
+        }
+    }
+}
+
+/// The lanes of `n` bits (at most 8 count) in every byte: `2^n - 1` repeated.
+const fn lane_pattern(n: u32) -> u64 {
+    let n = if n > 8 { 8 } else { n };
+    ((1u64 << n) - 1) * 0x0101_0101_0101_0101
+}
+
+/// The rotation `s` of the shifted placement (the top 3 bits of the first product) and the
+/// product itself.
+#[inline(always)]
+pub(crate) fn shifted_first(hash: u64) -> (u64, u32) {
+    let p = hash.wrapping_mul(SHIFTED_FIRST);
+    (p, (p >> 61) as u32)
+}
+
+/// `SHIFTED_ONES[n - 1][s]`: 1 in the words of the `n` (1..=8) bits of a key with rotation `s`
+/// (word `w` when `(w + s) mod 8 < n`), 0 elsewhere; shifted left by the fields it is a key's
+/// bits. One table serves the first bits (`n = min(k, 8)`) and the second (`n = k - 8`).
+static SHIFTED_ONES: [[Enable; 8]; 8] = shifted_ones();
+
+const fn shifted_ones() -> [[Enable; 8]; 8] {
+    let mut t = [[Enable([0u64; 8]); 8]; 8];
+    let mut n = 1;
+    while n <= 8 {
+        let mut s = 0;
+        while s < 8 {
+            let mut w = 0;
+            while w < 8 {
+                if (w + s) % 8 < n {
+                    t[n - 1][s].0[w] = 1;
+                }
+                w += 1;
+            }
+            s += 1;
+        }
+        n += 1;
+    }
+    t
+}
+
+/// The 1s of [`SHIFTED_ONES`] for `n` (1..=8; another row for other values, never out of
+/// bounds) bits with rotation `s` (0..8).
+#[inline(always)]
+pub(crate) fn shifted_ones_for(n: u32, s: u32) -> &'static [u64; 8] {
+    &SHIFTED_ONES[(n.wrapping_sub(1) & 7) as usize][(s & 7) as usize].0
+}
+
+/// The shifted placement's mask with `k` probes (1..=[`MAX_K`]), on `wide` vectors: the eight
+/// fields by one variable shift of the broadcast product, placed by shifting the rotation's
+/// pattern of 1s (a shift by vector in `wide` wraps at 64, so the field needs no AND).
+#[inline(always)]
+pub fn shifted_mask(hash: u64, k: u32) -> Mask {
+    let (p, s) = shifted_first(hash);
+    let fields = |x: u64| u64x8::splat(x) >> u64x8::new(FIELD_SHIFTS);
+    let first = u64x8::new(*shifted_ones_for(k.min(8), s)) << fields(p);
+    if k <= 8 {
+        return Mask(bytemuck::cast(first));
+    }
+    let q = hash.wrapping_mul(SHIFTED_SECOND);
+    let second = u64x8::new(*shifted_ones_for(k - 8, s)) << fields(q);
+    Mask(bytemuck::cast(first | second))
+}
+
 /// [`SALT_BOTH`] as an array: the salts of the AVX2 and AVX-512 paths (`arch.rs`).
 #[inline(always)]
 pub(crate) const fn salt_lanes() -> [u32; 16] {
@@ -307,6 +479,37 @@ pub(crate) fn mask_for_scalar(hash: u64, hashes: u32) -> Line {
     line
 }
 
+/// The shifted placement one probe at a time with plain integer code: its definition in scalar
+/// form, which the SIMD paths are tested against. Probe `i` (first bits for `i < 8`, second
+/// bits after) goes to word `(i - s) mod 8`, its position the word's 6-bit field of the first
+/// (or second) product.
+#[cfg(test)]
+pub(crate) fn shifted_mask_scalar(hash: u64, k: u32) -> Line {
+    let (p, s) = shifted_first(hash);
+    let q = hash.wrapping_mul(SHIFTED_SECOND);
+    let mut words = [0u64; 8];
+    for i in 0..k.min(MAX_K) {
+        let (product, j) = if i < 8 { (p, i) } else { (q, i - 8) };
+        let word = ((j + 8 - s) & 7) as usize;
+        words[word] |= 1u64 << ((product >> FIELD_SHIFTS[word]) & 63);
+    }
+    let mut line = Line::ZERO;
+    for (w, word) in words.iter().enumerate() {
+        line.0[2 * w] = *word as u32;
+        line.0[2 * w + 1] = (*word >> 32) as u32;
+    }
+    line
+}
+
+/// The mask of `probes` in scalar form (either placement).
+#[cfg(test)]
+pub(crate) fn probes_mask_scalar(hash: u64, probes: Probes) -> Line {
+    match probes.placement {
+        Placement::Salted => mask_for_scalar(hash, probes.k),
+        Placement::Shifted => shifted_mask_scalar(hash, probes.k),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,6 +526,45 @@ mod tests {
                     "k={k} h={h:x}"
                 );
                 assert_eq!(lookup_mask_for(h, k), mask_for(h, k), "k={k} h={h:x}");
+            }
+        }
+    }
+
+    #[test]
+    fn shifted_mask_matches_its_scalar_definition() {
+        for k in 1..=MAX_K {
+            let probes = Probes::new(k, Placement::Shifted);
+            for i in 0..20_000u64 {
+                let h = mix64(i);
+                assert_eq!(
+                    shifted_mask(h, k).to_line(),
+                    shifted_mask_scalar(h, k),
+                    "k={k}"
+                );
+                assert_eq!(probes.mask(h), probes.lookup_mask(h));
+                let words: [u64; 8] = bytemuck::cast(shifted_mask_scalar(h, k));
+                // Words used: min(k, 8) of them, each with at most two bits.
+                let used = words.iter().filter(|w| **w != 0).count() as u32;
+                assert_eq!(used, k.min(8), "k={k}");
+                assert!(words.iter().all(|w| w.count_ones() <= 2));
+            }
+        }
+    }
+
+    #[test]
+    fn shifted_lane_patterns_are_the_tables_rows() {
+        for k in 1..=MAX_K {
+            let probes = Probes::new(k, Placement::Shifted);
+            for s in 0..8 {
+                let lanes = |pattern: u64, n: u32| {
+                    let ones = shifted_ones_for(n, s);
+                    let want: u8 = (0..8).map(|w| (ones[w] as u8) << w).sum();
+                    assert_eq!((pattern >> s) as u8, want, "k={k} s={s}");
+                };
+                lanes(probes.first, k.min(8));
+                if k > 8 {
+                    lanes(probes.second, k - 8);
+                }
             }
         }
     }

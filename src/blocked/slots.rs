@@ -4,24 +4,24 @@
 
 use super::arch::{self, SimdPath};
 use super::line_index;
-use super::simd::Line;
+use super::simd::{Line, Probes};
 use crate::engine::bulk::Slots;
 
 /// The blocked filter's lines, with `k` bits per key, set on the chosen SIMD path: slot
 /// `(hash * total) >> 64`.
 pub(crate) struct Lines {
-    k: u32,
+    k: Probes,
     path: SimdPath,
 }
 
 impl Lines {
     /// The lines of a filter with `k` probes per key.
-    pub(crate) fn new(k: u32) -> Self {
+    pub(crate) fn new(k: Probes) -> Self {
         Self::on(arch::simd_path(), k)
     }
 
     /// [`Self::new`] on `path` (an available one).
-    pub(crate) fn on(path: SimdPath, k: u32) -> Self {
+    pub(crate) fn on(path: SimdPath, k: Probes) -> Self {
         Lines { k, path }
     }
 }

@@ -17,7 +17,7 @@ use super::batch::{
     contains_hashes_in, contains_keys_in, count_contained_in, par_contains_hashes_in,
 };
 use super::setops::{current_fpr_of, estimated_items_of, ones_in};
-use super::simd::{LINE_BITS, Line};
+use super::simd::{LINE_BITS, Line, Placement, Probes};
 use super::{BlockedBloom, line_for};
 use crate::error::{Error, Result};
 use crate::filter::FilterKind;
@@ -58,7 +58,7 @@ use crate::model;
 #[derive(Clone, Copy)]
 pub struct BlockedBloomRef<'a> {
     lines: &'a [Line],
-    hashes: u32,
+    probes: Probes,
     seed: u64,
     items: u64,
 }
@@ -95,22 +95,22 @@ impl<'a> BlockedBloomRef<'a> {
     }
 
     /// Views bare lines that a storage engine keeps in its own blocks (no linebloom header or
-    /// checksum), with the parameters they were made with: `k` probes per key (1..=16) and
-    /// the hash `seed`. The bits follow the hash scheme [`crate::format::HASH_SCHEME`]; an
-    /// engine that stores bare lines stores that number and these two beside them, so a later
-    /// scheme is never read as this one. [`BlockedBloom::lines`] gives the lines to store.
+    /// checksum), with the parameters they were made with: `k` probes per key (1..=16), the
+    /// [`Placement`] of the bits and the hash `seed`. Bare lines do not record these, so an
+    /// engine that stores bare lines stores the three beside them (lines read with another
+    /// placement lose keys). [`BlockedBloom::lines`] gives the lines to store.
     ///
     /// ```
     /// use linebloom::{BlockedBloom, BlockedBloomRef};
     ///
     /// let mut filter = BlockedBloom::with_fpr(1_000, 0.01)?;
     /// filter.insert("apple");
-    /// let (k, seed) = (filter.k(), filter.seed());
-    /// let view = BlockedBloomRef::from_lines(filter.lines(), k, seed)?;
+    /// let (k, placement, seed) = (filter.k(), filter.placement(), filter.seed());
+    /// let view = BlockedBloomRef::from_lines(filter.lines(), k, placement, seed)?;
     /// assert!(view.contains("apple"));
     /// # Ok::<(), linebloom::Error>(())
     /// ```
-    pub fn from_lines(lines: &'a [Line], k: u32, seed: u64) -> Result<Self> {
+    pub fn from_lines(lines: &'a [Line], k: u32, placement: Placement, seed: u64) -> Result<Self> {
         super::check_k(k)?;
         if lines.is_empty() {
             return Err(Error::InvalidParameter {
@@ -121,7 +121,7 @@ impl<'a> BlockedBloomRef<'a> {
         }
         Ok(Self {
             lines,
-            hashes: k,
+            probes: Probes::new(k, placement),
             seed,
             items: 0,
         })
@@ -131,7 +131,12 @@ impl<'a> BlockedBloomRef<'a> {
     /// bytes per line, little-endian words (what `bytemuck::cast_slice(filter.lines())` gives),
     /// starting on a 64-byte boundary. An [`Error::InvalidParameter`] for a misaligned buffer, a
     /// length that is not a positive multiple of 64, or a big-endian machine.
-    pub fn from_raw_bytes(bytes: &'a [u8], k: u32, seed: u64) -> Result<Self> {
+    pub fn from_raw_bytes(
+        bytes: &'a [u8],
+        k: u32,
+        placement: Placement,
+        seed: u64,
+    ) -> Result<Self> {
         check_little_endian()?;
         if bytes.is_empty() || !bytes.len().is_multiple_of(size_of::<Line>()) {
             return Err(Error::InvalidParameter {
@@ -142,7 +147,7 @@ impl<'a> BlockedBloomRef<'a> {
         }
         let lines = bytemuck::try_cast_slice::<u8, Line>(bytes)
             .map_err(|_| misaligned(bytes.as_ptr() as usize))?;
-        Self::from_lines(lines, k, seed)
+        Self::from_lines(lines, k, placement, seed)
     }
 
     fn open(bytes: &'a [u8], checksum: bool) -> Result<Self> {
@@ -158,7 +163,7 @@ impl<'a> BlockedBloomRef<'a> {
         } else {
             parse_unverified(bytes, kind)?
         };
-        let Shape::Blocked { k: hashes, .. } = header.shape else {
+        let Shape::Blocked { k, .. } = header.shape else {
             return Err(Error::Corrupt(
                 "the header's kind disagrees with its parameters".into(),
             ));
@@ -167,7 +172,7 @@ impl<'a> BlockedBloomRef<'a> {
             .map_err(|_| misaligned(bytes.as_ptr() as usize + HEADER_LEN))?;
         Ok(Self {
             lines,
-            hashes,
+            probes: Probes::new(k, header.placement()),
             seed: header.seed,
             items: header.items,
         })
@@ -182,42 +187,47 @@ impl<'a> BlockedBloomRef<'a> {
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        super::arch::test(line_for(self.lines, hash), hash, self.hashes)
+        super::arch::test(line_for(self.lines, hash), hash, self.probes)
     }
 
     /// Batched, prefetching lookup, as [`BlockedBloom::contains_hashes`]: `out[i] =
     /// contains_hash(hashes[i])`; an error (nothing written) when the lengths differ.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        contains_hashes_in(self.lines, self.hashes, hashes, out)
+        contains_hashes_in(self.lines, self.probes, hashes, out)
     }
 
     /// [`BlockedBloom::par_contains_hashes`] on the view: the batched lookup on rayon's
     /// threads, with the same answers as [`contains_hashes`](Self::contains_hashes).
     pub fn par_contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
-        par_contains_hashes_in(self.lines, self.hashes, hashes, out)
+        par_contains_hashes_in(self.lines, self.probes, hashes, out)
     }
 
     /// Counts how many of the pre-hashed keys may be present, with the batched lookup.
     pub fn count_contained_hashes(&self, hashes: &[u64]) -> usize {
-        count_contained_in(self.lines, self.hashes, hashes)
+        count_contained_in(self.lines, self.probes, hashes)
     }
 
     /// Looks up many keys at once, as [`BlockedBloom::contains_keys`]: `out[i] =
     /// contains(&keys[i])`; an error (nothing written) when the lengths differ.
     pub fn contains_keys<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
-        contains_keys_in(self.lines, self.hashes, self.seed, keys, out)
+        contains_keys_in(self.lines, self.probes, self.seed, keys, out)
     }
 
     /// An owned copy of the filter; an error where its memory cannot be had.
     pub fn to_filter(&self) -> Result<BlockedBloom> {
         let mut lines = super::zeroed_lines(self.lines.len())?;
         lines.copy_from_slice(self.lines);
-        BlockedBloom::from_parts(lines, self.hashes, self.seed)
+        BlockedBloom::from_parts(lines, self.probes, self.seed)
     }
 
     /// Probes per key.
     pub fn k(&self) -> u32 {
-        self.hashes
+        self.probes.k
+    }
+
+    /// Where each key's bits go in its line.
+    pub fn placement(&self) -> Placement {
+        self.probes.placement
     }
 
     /// The hash seed.
@@ -262,12 +272,12 @@ impl<'a> BlockedBloomRef<'a> {
 
     /// Distinct keys inserted, estimated from the fill, as [`BlockedBloom::estimated_items`].
     pub fn estimated_items(&self) -> f64 {
-        estimated_items_of(self.lines, self.hashes)
+        estimated_items_of(self.lines, self.probes.k)
     }
 
     /// The FPR expected from the bits as they are, as [`BlockedBloom::current_fpr`].
     pub fn current_fpr(&self) -> f64 {
-        current_fpr_of(self.lines, self.hashes)
+        current_fpr_of(self.lines, self.probes.k)
     }
 
     /// The FPR the model expects after `items` distinct keys, as
@@ -276,7 +286,7 @@ impl<'a> BlockedBloomRef<'a> {
         if items == 0 {
             return 0.0;
         }
-        model::blocked_fpr(self.num_bits() as f64 / items as f64, self.hashes)
+        model::blocked_fpr(self.num_bits() as f64 / items as f64, self.probes.k)
     }
 }
 
@@ -285,7 +295,8 @@ impl core::fmt::Debug for BlockedBloomRef<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("BlockedBloomRef")
             .field("lines", &self.lines.len())
-            .field("hashes", &self.hashes)
+            .field("k", &self.probes.k)
+            .field("placement", &self.probes.placement)
             .field("seed", &self.seed)
             .field("recorded_items", &self.items)
             .finish()

@@ -10,7 +10,7 @@ use super::{
     CHECKSUM_LEN, HASH_SCHEME, HEADER_LEN, KIND_BLOCKED, KIND_CLASSIC, KIND_COUNTING, KIND_CUCKOO,
     KIND_SCALABLE, KIND_SPLIT_BLOCK, MAGIC, VERSION, check_range, corrupt, u16_at, u32_at, u64_at,
 };
-use crate::blocked::{Line, MAX_K};
+use crate::blocked::{Line, MAX_K, Placement};
 use crate::counting::MAX_COUNTING_K;
 use crate::cuckoo::{FINGERPRINT_WIDTHS, SLOTS_PER_BUCKET};
 use crate::error::{Error, Result};
@@ -37,7 +37,8 @@ use crate::{BlockedBloom, ClassicBloom, CuckooFilter};
 pub struct Header {
     /// The format version (1).
     pub version: u16,
-    /// The hash scheme ([`HASH_SCHEME`]).
+    /// The hash scheme: 2, or 3 for a blocked or scalable filter of [`Placement::Shifted`]
+    /// (1 in blocked filters of older builds; see [`HASH_SCHEME`]).
     pub hash_scheme: u8,
     /// The hash seed the filter was built with.
     pub seed: u64,
@@ -259,14 +260,31 @@ impl Header {
             .saturating_add(HEADER_LEN + CHECKSUM_LEN)
     }
 
+    /// Where the bits of a blocked or scalable filter's keys go: [`Placement::Shifted`] for
+    /// hash scheme 3, [`Placement::Salted`] for schemes 1 and 2 (and for the other kinds, which
+    /// have no such placement).
+    pub fn placement(&self) -> Placement {
+        Placement::from_hash_scheme(self.hash_scheme).unwrap_or(Placement::Salted)
+    }
+
+    /// The header of a filter of `shape` whose hashes place bits as hash scheme 2 says (every
+    /// kind but the blocked ones with [`Placement::Shifted`]; see [`Header::with_placement`]).
     pub(super) fn for_filter(shape: Shape, seed: u64, items: u64, payload_len: usize) -> Self {
         Header {
             version: VERSION,
-            hash_scheme: HASH_SCHEME,
+            hash_scheme: 2,
             seed,
             items,
             shape,
             payload_len: payload_len as u64,
+        }
+    }
+
+    /// The same header for a blocked or scalable filter of `placement`: its hash scheme.
+    pub(super) fn with_placement(self, placement: Placement) -> Self {
+        Header {
+            hash_scheme: placement.hash_scheme(),
+            ..self
         }
     }
 
@@ -333,9 +351,16 @@ pub fn read_header(bytes: &[u8]) -> Result<Header> {
                 .to_string(),
         ));
     }
-    if hash_scheme != HASH_SCHEME && hash_scheme != 1 {
+    if hash_scheme == 3 && h[10] != KIND_BLOCKED && h[10] != KIND_SCALABLE {
         return Err(corrupt(format!(
-            "unknown hash scheme {hash_scheme} (this build knows schemes 1 and {HASH_SCHEME})"
+            "hash scheme 3 on a filter of kind {}: only blocked and scalable filters are \
+             written with it",
+            h[10]
+        )));
+    }
+    if hash_scheme == 0 || hash_scheme > HASH_SCHEME {
+        return Err(corrupt(format!(
+            "unknown hash scheme {hash_scheme} (this build knows schemes 1 to {HASH_SCHEME})"
         )));
     }
     let header_len = u32_at(h, 12);

@@ -19,7 +19,7 @@
 //! | 0 | 8 | magic `b"LINEBLM\0"` ([`MAGIC`]) |
 //! | 8 | 2 | format version (`u16`, [`VERSION`] = 1) |
 //! | 10 | 1 | filter kind: 1 blocked, 2 classic, 3 cuckoo, 4 counting, 5 scalable, 6 split-block |
-//! | 11 | 1 | hash scheme ([`HASH_SCHEME`] = 2) |
+//! | 11 | 1 | hash scheme (2; 3 for blocked and scalable filters of the shifted placement: [`HASH_SCHEME`]) |
 //! | 12 | 4 | header length (`u32`, 64 in version 1: the payload's offset) |
 //! | 16 | 8 | hash seed |
 //! | 24 | 8 | items inserted, as the writer knew it (0: not recorded; cuckoo and scalable: their `len`) |
@@ -104,11 +104,15 @@ pub const VERSION: u16 = 1;
 pub const HEADER_LEN: usize = 64;
 /// The checksum's length in bytes, after the payload.
 pub const CHECKSUM_LEN: usize = 8;
-/// The hash scheme this build writes: this crate's key hashing and each kind's placement of a
-/// hash into bits or buckets. Scheme 1 had the same blocked placement (so blocked filters of
-/// scheme 1 still read) and another classic second hash and cuckoo alternate index (so classic
-/// and cuckoo filters of scheme 1 are refused: read with today's placement they would lose keys).
-pub const HASH_SCHEME: u8 = 2;
+/// The newest hash scheme this build writes and reads: this crate's key hashing and each kind's
+/// placement of a hash into bits or buckets. Scheme 3 is scheme 2 with the blocked filters'
+/// [`Placement::Shifted`](crate::blocked::Placement) (blocked and scalable filters only; a
+/// blocked filter of [`Placement::Salted`](crate::blocked::Placement::Salted) is still written as scheme 2, so older builds read
+/// it, and every other kind too). Scheme 1 had the salted blocked placement (so blocked filters
+/// of scheme 1 still read) and another classic second hash and cuckoo alternate index (so
+/// classic and cuckoo filters of scheme 1 are refused: read with today's placement they would
+/// lose keys).
+pub const HASH_SCHEME: u8 = 3;
 
 pub(super) const KIND_BLOCKED: u8 = 1;
 pub(super) const KIND_CLASSIC: u8 = 2;

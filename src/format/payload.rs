@@ -15,7 +15,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 use super::header::read_header;
 use super::header::{Header, Shape, parse};
 use super::{CHECKSUM_LEN, HEADER_LEN, check_range, corrupt, into_corrupt, u32_at, u64_at};
-use crate::blocked::{Line, LineBuf, MAX_K, zeroed_lines};
+use crate::blocked::{Line, LineBuf, MAX_K, Probes, zeroed_lines};
 use crate::error::Result;
 use crate::filter::FilterKind;
 use crate::sbbf::BLOCK_BYTES;
@@ -117,7 +117,8 @@ impl BlockedBloom {
             lines: self.num_lines() as u64,
             k: self.k(),
         };
-        let header = Header::for_filter(shape, self.seed(), items, self.size_bytes());
+        let header = Header::for_filter(shape, self.seed(), items, self.size_bytes())
+            .with_placement(self.placement());
         let mut out = Checksummed::new(out, header)?;
         put_lines(&mut out, self.lines())?;
         out.finish()
@@ -149,7 +150,7 @@ impl BlockedBloom {
         let mut head = [0u8; HEADER_LEN];
         read_all(&mut input, &mut head)?;
         let header = read_header(&head)?;
-        let Shape::Blocked { lines, k: hashes } = header.shape else {
+        let Shape::Blocked { lines, k } = header.shape else {
             return Err(corrupt(format!(
                 "the bytes hold a {} filter, not a blocked one",
                 header.kind()
@@ -174,7 +175,8 @@ impl BlockedBloom {
                 *word = u32::from_le(*word);
             }
         }
-        BlockedBloom::from_parts(buf, hashes, header.seed).map_err(into_corrupt)
+        let probes = Probes::new(k, header.placement());
+        BlockedBloom::from_parts(buf, probes, header.seed).map_err(into_corrupt)
     }
 
     /// Reads a blocked filter from its [serialized format](super) into an owned copy (any
@@ -182,13 +184,14 @@ impl BlockedBloom {
     /// instead. Every malformed input is an [`Error::Corrupt`] naming the problem.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (header, payload) = parse(bytes, Some(FilterKind::Blocked))?;
-        let Shape::Blocked { k: hashes, .. } = header.shape else {
+        let Shape::Blocked { k, .. } = header.shape else {
             return Err(corrupt("the header's kind disagrees with its parameters"));
         };
         // The line count is the checked payload length over 64, so the allocation is bounded by
         // the input's size.
         let lines = lines_from(payload)?;
-        BlockedBloom::from_parts(lines, hashes, header.seed).map_err(into_corrupt)
+        let probes = Probes::new(k, header.placement());
+        BlockedBloom::from_parts(lines, probes, header.seed).map_err(into_corrupt)
     }
 }
 
@@ -454,7 +457,8 @@ impl ScalableBlockedBloom {
         let shape = Shape::Scalable {
             filters: self.filters() as u64,
         };
-        let header = Header::for_filter(shape, self.seed(), self.len(), self.payload_len());
+        let header = Header::for_filter(shape, self.seed(), self.len(), self.payload_len())
+            .with_placement(self.placement());
         let mut out = Checksummed::new(out, header)?;
         let mut block = [0u8; BLOCK];
         block[0..8].copy_from_slice(&self.initial_items().to_le_bytes());
@@ -511,7 +515,8 @@ impl ScalableBlockedBloom {
                     ))
                 })?;
             let (payload, after) = after.split_at(bytes);
-            let part = BlockedBloom::from_parts(lines_from(payload)?, hashes, header.seed)
+            let probes = Probes::new(hashes, header.placement());
+            let part = BlockedBloom::from_parts(lines_from(payload)?, probes, header.seed)
                 .map_err(into_corrupt)?;
             total = total.saturating_add(len);
             parts.push((part, len));

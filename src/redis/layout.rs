@@ -150,6 +150,9 @@ impl Params {
         let (shard, line) = self.locate(hash);
         let base = line * LINE_BITS as u64;
         let start = out.len();
+        // The salted placement: the configuration records none, so every client of every
+        // version places a shared filter's bits alike (a network round trip per request dwarfs
+        // the instructions the shifted placement saves).
         let mask = mask_for(hash, self.hashes).to_line();
         for (w, &word) in mask.0.iter().enumerate() {
             let mut bits = word;

@@ -72,6 +72,7 @@ use redis::{Cmd, Value};
 use crate::blocked::setops::estimated_items_from;
 use crate::blocked::simd::lookup_mask_for;
 use crate::blocked::{BlockedBloom, LINE_BITS, Line};
+use crate::blocked::{Placement, Probes};
 use crate::error::{Error, Result};
 use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key};
@@ -520,6 +521,13 @@ impl RedisBlockedBloom {
         self.params.hashes
     }
 
+    /// Where each key's bits go in its line: [`Placement::Salted`] for every shared filter, so
+    /// that clients of every version place them alike (its configuration records no
+    /// placement); [`export`](Self::export) gives a local filter of the same placement.
+    pub fn placement(&self) -> Placement {
+        Placement::Salted
+    }
+
     /// The hash seed.
     pub fn seed(&self) -> u64 {
         self.params.seed
@@ -929,7 +937,8 @@ impl RedisBlockedBloom {
             all.extend_from_slice(&bytes[..lines_bytes]);
         }
         let lines = crate::format::lines_from(&all)?;
-        BlockedBloom::from_parts(lines, self.params.hashes, self.params.seed)
+        let probes = Probes::new(self.params.hashes, self.placement());
+        BlockedBloom::from_parts(lines, probes, self.params.seed)
     }
 }
 

@@ -18,8 +18,12 @@ fn redis_setbit(bytes: &mut [u8], offset: u64) {
 fn redis_bit_offsets_give_the_engines_bytes() {
     for shards in [1, 3] {
         let p = params(shards);
+        // The shared filter places bits as the salted placement (its configuration records no
+        // other).
+        let salted = crate::blocked::Placement::Salted;
         let mut engine =
-            BlockedBloom::with_lines(p.total_lines() as usize, p.hashes, p.seed).unwrap();
+            BlockedBloom::with_lines_placed(p.total_lines() as usize, p.hashes, salted, p.seed)
+                .unwrap();
         let shard_bytes = (p.lines_per_shard * 64) as usize;
         let mut redis = vec![vec![0u8; shard_bytes]; shards as usize];
         let mut offsets = Vec::new();

@@ -137,6 +137,7 @@ static void test_blocked_keys(void) {
     OK(linebloom_blocked_get_info(f, &info));
     CHECK(info.seed == LINEBLOOM_DEFAULT_SEED);
     CHECK(info.hashes >= 1 && info.hashes <= 16);
+    CHECK(info.placement == LINEBLOOM_PLACEMENT_SHIFTED);
     for (uint32_t i = 0; i < ITEMS + PROBES; i += 101) {
         size_t len = key_of(i, key);
         uint64_t h;
@@ -329,23 +330,26 @@ static void test_blocked_bytes_and_views(void) {
     memcpy(block, lines, lines_len);
     CHECK(memcmp(block, bytes + 64, lines_len) == 0); /* the format's payload */
     linebloom_blocked_view *raw = NULL;
-    OK(linebloom_blocked_view_from_raw_lines(block, lines_len, info.hashes, info.seed, &raw));
+    OK(linebloom_blocked_view_from_raw_lines(block, lines_len, info.hashes, info.placement, info.seed,
+                                             &raw));
     same_answers_blocked_view(f, raw, hashes, 2 * ITEMS);
-    FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len - 1, info.hashes, info.seed,
+    FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len - 1, info.hashes, info.placement, info.seed,
                                                 &refused),
           LINEBLOOM_STATUS_INVALID_ARGUMENT, "multiple of 64");
-    FAILS(linebloom_blocked_view_from_raw_lines(block, 0, info.hashes, info.seed, &refused),
+    FAILS(linebloom_blocked_view_from_raw_lines(block, 0, info.hashes, info.placement, info.seed, &refused),
           LINEBLOOM_STATUS_INVALID_ARGUMENT, "multiple of 64");
-    FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len, 0, info.seed, &refused),
+    FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len, 0, info.placement, info.seed, &refused),
           LINEBLOOM_STATUS_INVALID_ARGUMENT, "probe count k");
-    FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len, 17, info.seed, &refused),
+    FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len, 17, info.placement, info.seed, &refused),
           LINEBLOOM_STATUS_INVALID_ARGUMENT, "probe count k");
-    FAILS(linebloom_blocked_view_from_raw_lines(block + 8, 64, info.hashes, info.seed, &refused),
+    FAILS(linebloom_blocked_view_from_raw_lines(block + 8, 64, info.hashes, info.placement, info.seed, &refused),
           LINEBLOOM_STATUS_MISALIGNED, "64-byte boundary");
+    FAILS(linebloom_blocked_view_from_raw_lines(block, lines_len, info.hashes, 2, info.seed, &refused),
+          LINEBLOOM_STATUS_INVALID_ARGUMENT, "placement");
     CHECK(refused == NULL);
     /* The seed is how keys are hashed: under another one the keys go missing. */
     linebloom_blocked_view *wrong_seed = NULL;
-    OK(linebloom_blocked_view_from_raw_lines(block, lines_len, info.hashes, info.seed + 1,
+    OK(linebloom_blocked_view_from_raw_lines(block, lines_len, info.hashes, info.placement, info.seed + 1,
                                              &wrong_seed));
     uint32_t kept = 0;
     for (uint32_t i = 0; i < ITEMS; i++) {
@@ -610,7 +614,7 @@ static void test_threads(void) {
     OK(linebloom_blocked_lines(f, &lines, &len));
     OK(linebloom_blocked_get_info(f, &info));
     linebloom_blocked_view *v = NULL;
-    OK(linebloom_blocked_view_from_raw_lines(lines, len, info.hashes, info.seed, &v));
+    OK(linebloom_blocked_view_from_raw_lines(lines, len, info.hashes, info.placement, info.seed, &v));
 
     FAILS(linebloom_blocked_new_fpr(1000, 2.0, NULL), LINEBLOOM_STATUS_NULL_POINTER, "out");
     enum { THREADS = 4 };

@@ -370,6 +370,7 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
     let mut json = serde_json::json!({
         "filter": filter.kind().name(),
         "format_version": header.version,
+        "hash_scheme": header.hash_scheme,
         "seed": filter.seed(),
         "bytes": size_bytes,
         "file_bytes": bytes.len(),
@@ -382,7 +383,11 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
         "simd_path": linebloom::simd_path().name(),
     });
     let params: Vec<(&str, serde_json::Value)> = match &filter {
-        AnyFilter::Blocked(f) => vec![("lines", f.num_lines().into()), ("hashes", f.k().into())],
+        AnyFilter::Blocked(f) => vec![
+            ("lines", f.num_lines().into()),
+            ("hashes", f.k().into()),
+            ("placement", f.placement().name().into()),
+        ],
         AnyFilter::Classic(f) => vec![("num_bits", f.num_bits().into()), ("hashes", f.k().into())],
         AnyFilter::Cuckoo(f) => vec![
             ("buckets", f.num_buckets().into()),
@@ -402,6 +407,7 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
             ("growth", f.growth().into()),
             ("tightening", f.tightening().into()),
             ("fpr_bound", f.fpr().into()),
+            ("placement", f.placement().name().into()),
         ],
         AnyFilter::SplitBlock(f) => vec![
             ("blocks", f.num_blocks().into()),
@@ -434,6 +440,7 @@ pub fn stats(args: StatsArgs) -> Result<(), Failure> {
         outln!(text, "{:<17} {value}", name.replace('_', " "));
     }
     outln!(text, "seed              {:#x}", filter.seed());
+    outln!(text, "hash scheme       {}", header.hash_scheme);
     outln!(
         text,
         "bytes             {size_bytes} (file: {} bytes)",

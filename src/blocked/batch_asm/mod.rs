@@ -40,24 +40,25 @@
 //! paths these say so (`None`, `false`) and the caller runs the loop compiled for its path.
 
 use super::arch::SimdPath;
-use super::simd::Line;
+use super::simd::{Line, Placement, Probes};
 
 /// How many of `hashes` may be in `lines` with `k` probes, or `None` when this path does not
-/// apply (another SIMD path, no lines, k outside 1..=16). `ahead`: prefetch each key's line
+/// apply (another SIMD path or placement, no lines, k outside 1..=16). The loops place bits as
+/// [`Placement::Salted`] does; the shifted placement's batched loops are the compiled ones. `ahead`: prefetch each key's line
 /// `AHEAD` (256) keys early. `path` must be available.
 #[inline]
 pub(crate) fn count(
     path: SimdPath,
     lines: &[Line],
-    k: u32,
+    k: Probes,
     hashes: &[u64],
     ahead: bool,
 ) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if path == SimdPath::Avx512 {
+    if path == SimdPath::Avx512 && k.placement == Placement::Salted {
         // SAFETY: the AVX-512 path is available only on CPUs with AVX-512F, AVX-512DQ and
         // BMI2, the features `imp` enables.
-        return unsafe { imp::count(lines, k, hashes, ahead) };
+        return unsafe { imp::count(lines, k.k, hashes, ahead) };
     }
     let _ = (path, lines, k, hashes, ahead);
     None
@@ -66,11 +67,11 @@ pub(crate) fn count(
 /// Inserts every one of `hashes` into `lines` with `k` probes (the same bits as one by one),
 /// or returns `false` (and writes nothing) when this path does not apply.
 #[inline]
-pub(crate) fn insert(path: SimdPath, lines: &mut [Line], k: u32, hashes: &[u64]) -> bool {
+pub(crate) fn insert(path: SimdPath, lines: &mut [Line], k: Probes, hashes: &[u64]) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if path == SimdPath::Avx512 {
+    if path == SimdPath::Avx512 && k.placement == Placement::Salted {
         // SAFETY: as in `count`.
-        return unsafe { imp::insert(lines, k, hashes) };
+        return unsafe { imp::insert(lines, k.k, hashes) };
     }
     let _ = (path, lines, k, hashes);
     false
@@ -82,15 +83,15 @@ pub(crate) fn insert(path: SimdPath, lines: &mut [Line], k: u32, hashes: &[u64])
 pub(crate) fn contains(
     path: SimdPath,
     lines: &[Line],
-    k: u32,
+    k: Probes,
     hashes: &[u64],
     out: &mut [bool],
     ahead: bool,
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if path == SimdPath::Avx512 {
+    if path == SimdPath::Avx512 && k.placement == Placement::Salted {
         // SAFETY: as in `count`.
-        return unsafe { imp::contains(lines, k, hashes, out, ahead) };
+        return unsafe { imp::contains(lines, k.k, hashes, out, ahead) };
     }
     let _ = (path, lines, k, hashes, out, ahead);
     false

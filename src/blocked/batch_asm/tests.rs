@@ -16,6 +16,11 @@ fn best() -> SimdPath {
         .expect("portable is always available")
 }
 
+/// `k` probes of the salted placement, the one these loops place.
+fn salted(k: u32) -> Probes {
+    Probes::new(k, Placement::Salted)
+}
+
 /// Lines of random bits, dense enough that about half of all tests pass.
 fn random_lines(n: usize, seed: u64) -> Vec<Line> {
     (0..n as u64)
@@ -44,16 +49,19 @@ fn answers_as_the_portable_test_for_every_k_length_and_line_count() {
                     .collect();
                 // Starts `true` everywhere, so a byte the loop skips shows.
                 let mut got = vec![true; len];
-                if contains(best(), &lines, k, &hashes, &mut got, ahead) {
+                if contains(best(), &lines, salted(k), &hashes, &mut got, ahead) {
                     assert_eq!(got, want, "n {n} k {k} len {len} ahead {ahead}");
                 }
-                if let Some(found) = count(best(), &lines, k, &hashes, ahead) {
+                if let Some(found) = count(best(), &lines, salted(k), &hashes, ahead) {
                     let expected = want.iter().filter(|&&b| b).count();
                     assert_eq!(found, expected, "n {n} k {k} len {len} ahead {ahead}");
                 }
                 // The path applies exactly where it should.
                 let applies = best() == SimdPath::Avx512;
-                assert_eq!(count(best(), &lines, k, &hashes, ahead).is_some(), applies);
+                assert_eq!(
+                    count(best(), &lines, salted(k), &hashes, ahead).is_some(),
+                    applies
+                );
             }
         }
     }
@@ -86,18 +94,39 @@ fn inserts_set_the_bits_of_one_by_one_inserts() {
                     .collect();
                 let want = inserted_one_by_one(&lines, k, &hashes);
                 let mut got = lines.clone();
-                if insert(best(), &mut got, k, &hashes) {
+                if insert(best(), &mut got, salted(k), &hashes) {
                     assert_eq!(got, want, "n {n} k {k} len {len}");
                 } else {
                     assert_eq!(got, lines, "nothing written when the path does not apply");
                 }
                 let applies = best() == SimdPath::Avx512;
-                assert_eq!(insert(best(), &mut lines.clone(), k, &hashes), applies);
+                assert_eq!(
+                    insert(best(), &mut lines.clone(), salted(k), &hashes),
+                    applies
+                );
             }
         }
     }
-    assert!(!insert(best(), &mut [], 6, &[1, 2, 3, 4]));
-    assert!(!insert(best(), &mut random_lines(3, 1), 0, &[1, 2, 3, 4]));
+    assert!(!insert(best(), &mut [], salted(6), &[1, 2, 3, 4]));
+    // The shifted placement runs the compiled loops: every call declines.
+    let shifted = Probes::new(6, Placement::Shifted);
+    let mut lines = random_lines(3, 1);
+    assert!(!insert(best(), &mut lines, shifted, &[1, 2, 3, 4]));
+    assert_eq!(count(best(), &lines, shifted, &[1, 2, 3, 4], false), None);
+    assert!(!contains(
+        best(),
+        &lines,
+        shifted,
+        &[1, 2, 3, 4],
+        &mut [false; 4],
+        false
+    ));
+    assert!(!insert(
+        best(),
+        &mut random_lines(3, 1),
+        salted(0),
+        &[1, 2, 3, 4]
+    ));
 }
 
 /// Where the loops compile: a filter filled by the portable one-by-one insert answers the
@@ -118,7 +147,10 @@ fn filters_of_inserted_keys_answer_as_the_portable_path() {
             let empty = vec![Line::ZERO; n];
             let portable = inserted_one_by_one(&empty, k, &inserted);
             let mut looped = empty.clone();
-            assert!(insert(best(), &mut looped, k, &inserted), "n {n} k {k}");
+            assert!(
+                insert(best(), &mut looped, salted(k), &inserted),
+                "n {n} k {k}"
+            );
             assert_eq!(looped, portable, "n {n} k {k}");
             let misses = (0..keys as u64).map(|i| mix64(!i ^ (k as u64) << 52));
             let probe: Vec<u64> = inserted.iter().copied().chain(misses).collect();
@@ -135,10 +167,20 @@ fn filters_of_inserted_keys_answer_as_the_portable_path() {
                 // Both starting values, so that a byte the loop skips shows either way.
                 for start in [false, true] {
                     let mut got = vec![start; probe.len()];
-                    assert!(contains(best(), &portable, k, &probe, &mut got, ahead));
+                    assert!(contains(
+                        best(),
+                        &portable,
+                        salted(k),
+                        &probe,
+                        &mut got,
+                        ahead
+                    ));
                     assert_eq!(got, want, "n {n} k {k} ahead {ahead}");
                 }
-                assert_eq!(count(best(), &portable, k, &probe, ahead), Some(found));
+                assert_eq!(
+                    count(best(), &portable, salted(k), &probe, ahead),
+                    Some(found)
+                );
             }
         }
     }
@@ -164,12 +206,12 @@ fn extreme_hashes_stay_in_their_lines() {
             .collect();
         for ahead in [false, true] {
             let mut got = [false; 8];
-            if contains(best(), &lines, k, &hashes, &mut got, ahead) {
+            if contains(best(), &lines, salted(k), &hashes, &mut got, ahead) {
                 assert_eq!(&got[..], &want[..], "k {k}");
             }
         }
         let mut got = lines.clone();
-        if insert(best(), &mut got, k, &hashes) {
+        if insert(best(), &mut got, salted(k), &hashes) {
             assert_eq!(got, inserted_one_by_one(&lines, k, &hashes), "k {k}");
         }
     }
@@ -179,9 +221,23 @@ fn extreme_hashes_stay_in_their_lines() {
 fn mismatched_lengths_and_empty_lines_take_the_portable_path() {
     let lines = random_lines(4, 1);
     let mut out = [false; 3];
-    assert!(!contains(best(), &lines, 6, &[1, 2, 3, 4], &mut out, false));
-    assert!(!contains(best(), &[], 6, &[1, 2, 3], &mut out, true));
-    assert_eq!(count(best(), &[], 6, &[1, 2, 3, 4], false), None);
+    assert!(!contains(
+        best(),
+        &lines,
+        salted(6),
+        &[1, 2, 3, 4],
+        &mut out,
+        false
+    ));
+    assert!(!contains(
+        best(),
+        &[],
+        salted(6),
+        &[1, 2, 3],
+        &mut out,
+        true
+    ));
+    assert_eq!(count(best(), &[], salted(6), &[1, 2, 3, 4], false), None);
 }
 
 #[test]
@@ -190,9 +246,16 @@ fn every_other_path_declines() {
     let mut out = [false; 4];
     for path in SimdPath::available() {
         if path != SimdPath::Avx512 {
-            assert_eq!(count(path, &lines, 6, &[1, 2, 3, 4], false), None);
-            assert!(!contains(path, &lines, 6, &[1, 2, 3, 4], &mut out, false));
-            assert!(!insert(path, &mut lines, 6, &[1, 2, 3, 4]));
+            assert_eq!(count(path, &lines, salted(6), &[1, 2, 3, 4], false), None);
+            assert!(!contains(
+                path,
+                &lines,
+                salted(6),
+                &[1, 2, 3, 4],
+                &mut out,
+                false
+            ));
+            assert!(!insert(path, &mut lines, salted(6), &[1, 2, 3, 4]));
         }
     }
 }
