@@ -11,7 +11,8 @@
 //! allow (`-C target-cpu` or `-C target-feature`), fixed at compile time.
 //!
 //! One-key calls ([`test`], [`set`]) branch on the cached path and call the path's function;
-//! where the build enables its features the call inlines. Loops over many keys are compiled
+//! a build whose target features include AVX-512 calls that kernel inlined, with no branch (so
+//! there `LINEBLOOM_SIMD` lowers the batched calls only). Loops over many keys are compiled
 //! once per path ([`Kernel`], and the `per_path!` wrappers of `batch.rs`), so the branch is
 //! taken once per batch and the kernel inlines into the loop.
 //!
@@ -144,20 +145,8 @@ fn choose() -> SimdPath {
 /// the first choice. For one-key calls that test for their fastest path first and call
 /// [`simd_path`] otherwise: a `match` on [`simd_path`] per key also carries its first-call
 /// branch and tests the path twice, which shows in a tight loop of one-key calls.
-// Builds that enable AVX-512 themselves run the counting filter's one-key kernels without it,
-// and other architectures have only the portable path.
-#[cfg_attr(
-    any(
-        not(target_arch = "x86_64"),
-        all(
-            target_feature = "avx512f",
-            target_feature = "avx512dq",
-            target_feature = "avx2",
-            target_feature = "bmi2"
-        )
-    ),
-    allow(dead_code)
-)]
+// Other architectures have only the portable path.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn is_chosen(path: SimdPath) -> bool {
     CHOSEN.load(Ordering::Relaxed) == path.code()
@@ -480,15 +469,41 @@ pub(crate) fn set_on(path: SimdPath, line: &mut Line, hash: u64, k: Probes) {
     }
 }
 
-/// [`test_on`] the chosen path.
+/// Whether this build's target features include the AVX-512 path's (`-C target-cpu` of a CPU
+/// with them): its one-key calls then run the AVX-512 kernel inlined, with no branch on the
+/// chosen path (`LINEBLOOM_SIMD` lowers only their batched calls).
+const AVX512_BUILT_IN: bool = cfg!(all(
+    target_arch = "x86_64",
+    target_feature = "avx512f",
+    target_feature = "avx512dq",
+    target_feature = "avx2",
+    target_feature = "bmi2"
+));
+
+/// [`test_on`] the chosen path. A build with the AVX-512 features built in calls that kernel
+/// directly; other builds test for the AVX-512 path first with [`is_chosen`] (one load and one
+/// compare per key, where a `match` on [`simd_path`] costs four more instructions in a loop of
+/// one-key calls) and take the others through [`simd_path`]. The branch a loop keeps per key
+/// also lays the kernel out of line, a taken jump per key.
 #[inline(always)]
 pub(crate) fn test(line: &Line, hash: u64, k: Probes) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if AVX512_BUILT_IN || is_chosen(SimdPath::Avx512) {
+        // SAFETY: the build requires the AVX-512 path's features of every CPU it runs on, or
+        // `simd_path` chose that path, so the CPU has them.
+        return unsafe { Avx512::test(line, hash, k) };
+    }
     test_on(simd_path(), line, hash, k)
 }
 
-/// [`set_on`] the chosen path.
+/// [`set_on`] the chosen path (the AVX-512 path first, as in [`test`]).
 #[inline(always)]
 pub(crate) fn set(line: &mut Line, hash: u64, k: Probes) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX512_BUILT_IN || is_chosen(SimdPath::Avx512) {
+        // SAFETY: as in `test`.
+        return unsafe { Avx512::set(line, hash, k) };
+    }
     set_on(simd_path(), line, hash, k)
 }
 
