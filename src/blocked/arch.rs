@@ -22,7 +22,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::simd::{Line, Probes};
+use super::simd::{Line, Placement, Probes, lookup_mask_for, mask_for, shifted_mask};
 
 /// Whether the CPU has all these x86 features: asked at run time with `std`; without it (no
 /// run-time detection in `core`), what the build's target features promise at compile time.
@@ -153,29 +153,123 @@ pub(crate) fn is_chosen(path: SimdPath) -> bool {
 }
 
 /// One path's mask, test and set of a key in its line: exactly the bits of
-/// [`Probes::mask`] (either placement, k in 1..=16).
+/// [`Probes::mask`], for each placement (k in 1..=16).
 ///
 /// # Safety
 /// The methods may only run on a CPU that has the implementor's path
 /// ([`SimdPath::is_available`]).
 pub(crate) trait Kernel {
-    /// Whether every bit of `hash`'s mask is set in `line`.
-    unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool;
-    /// Sets `hash`'s mask in `line`.
-    unsafe fn set(line: &mut Line, hash: u64, probes: Probes);
+    /// Whether every bit of `hash`'s salted mask (`k` probes) is set in `line`.
+    unsafe fn test_salted(line: &Line, hash: u64, k: u32) -> bool;
+    /// Sets `hash`'s salted mask in `line`.
+    unsafe fn set_salted(line: &mut Line, hash: u64, k: u32);
+    /// Whether every bit of `hash`'s shifted mask is set in `line`.
+    unsafe fn test_shifted(line: &Line, hash: u64, probes: Probes) -> bool;
+    /// Sets `hash`'s shifted mask in `line`.
+    unsafe fn set_shifted(line: &mut Line, hash: u64, probes: Probes);
+
+    /// Whether every bit of `hash`'s mask is set in `line`, on the probes' placement.
+    #[inline(always)]
+    unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match probes.placement {
+                Placement::Shifted => Self::test_shifted(line, hash, probes),
+                Placement::Salted => Self::test_salted(line, hash, probes.k),
+            }
+        }
+    }
+
+    /// Sets `hash`'s mask in `line`, on the probes' placement.
+    #[inline(always)]
+    unsafe fn set(line: &mut Line, hash: u64, probes: Probes) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match probes.placement {
+                Placement::Shifted => Self::set_shifted(line, hash, probes),
+                Placement::Salted => Self::set_salted(line, hash, probes.k),
+            }
+        }
+    }
 }
+
+/// One placement, as a type: loops over many keys are compiled once per path and placement
+/// ([`Placed::run`]), so no branch on the placement is left inside them.
+pub(crate) trait Place {
+    /// [`Kernel::test`] of this placement.
+    unsafe fn test<K: Kernel>(line: &Line, hash: u64, probes: Probes) -> bool;
+    /// [`Kernel::set`] of this placement.
+    unsafe fn set<K: Kernel>(line: &mut Line, hash: u64, probes: Probes);
+}
+
+/// [`Placement::Salted`] as a type.
+pub(crate) struct SaltedPlace;
+/// [`Placement::Shifted`] as a type.
+pub(crate) struct ShiftedPlace;
+
+impl Place for SaltedPlace {
+    #[inline(always)]
+    unsafe fn test<K: Kernel>(line: &Line, hash: u64, probes: Probes) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { K::test_salted(line, hash, probes.k) }
+    }
+    #[inline(always)]
+    unsafe fn set<K: Kernel>(line: &mut Line, hash: u64, probes: Probes) {
+        // SAFETY: the caller's contract.
+        unsafe { K::set_salted(line, hash, probes.k) }
+    }
+}
+
+impl Place for ShiftedPlace {
+    #[inline(always)]
+    unsafe fn test<K: Kernel>(line: &Line, hash: u64, probes: Probes) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { K::test_shifted(line, hash, probes) }
+    }
+    #[inline(always)]
+    unsafe fn set<K: Kernel>(line: &mut Line, hash: u64, probes: Probes) {
+        // SAFETY: the caller's contract.
+        unsafe { K::set_shifted(line, hash, probes) }
+    }
+}
+
+/// Runs `$body` with the type `$place` standing for `$probes.placement`: a loop written once
+/// over `P: Place` is compiled per placement and chosen once per call.
+macro_rules! placed {
+    ($probes:expr, $place:ident => $body:expr) => {
+        match $probes.placement {
+            $crate::blocked::Placement::Shifted => {
+                type $place = $crate::blocked::arch::ShiftedPlace;
+                $body
+            }
+            $crate::blocked::Placement::Salted => {
+                type $place = $crate::blocked::arch::SaltedPlace;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use placed;
 
 /// The portable path (`simd.rs`).
 pub(crate) struct Portable;
 
 impl Kernel for Portable {
     #[inline(always)]
-    unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool {
-        line.test(probes.lookup_mask(hash))
+    unsafe fn test_salted(line: &Line, hash: u64, k: u32) -> bool {
+        line.test(lookup_mask_for(hash, k))
     }
     #[inline(always)]
-    unsafe fn set(line: &mut Line, hash: u64, probes: Probes) {
-        line.set(probes.mask(hash));
+    unsafe fn set_salted(line: &mut Line, hash: u64, k: u32) {
+        line.set(mask_for(hash, k));
+    }
+    #[inline(always)]
+    unsafe fn test_shifted(line: &Line, hash: u64, probes: Probes) -> bool {
+        line.test(shifted_mask(hash, probes.k))
+    }
+    #[inline(always)]
+    unsafe fn set_shifted(line: &mut Line, hash: u64, probes: Probes) {
+        line.set(shifted_mask(hash, probes.k));
     }
 }
 
@@ -187,8 +281,8 @@ mod x86 {
     use core::arch::x86_64::*;
 
     use super::super::simd::{
-        FIELD_SHIFTS, Line, Placement, Probes, SHIFTED_SECOND, enable_words, salt_lanes,
-        shifted_first, shifted_ones_for,
+        FIELD_SHIFTS, Line, Probes, SHIFTED_SECOND, enable_words, salt_lanes, shifted_first,
+        shifted_ones_for,
     };
     use super::Kernel;
 
@@ -297,26 +391,27 @@ mod x86 {
     }
 
     impl Kernel for Avx2 {
+        // SAFETY (each method): the caller runs this path only where the CPU has AVX2 (the
+        // trait's contract).
         #[inline(always)]
-        unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool {
-            // SAFETY: the caller runs this path only where the CPU has AVX2 (the trait's
-            // contract).
-            unsafe {
-                match probes.placement {
-                    Placement::Shifted => test_shifted_avx2(line, hash, probes.k),
-                    Placement::Salted => test_avx2(line, hash, probes.k),
-                }
-            }
+        unsafe fn test_salted(line: &Line, hash: u64, k: u32) -> bool {
+            // SAFETY: as above.
+            unsafe { test_avx2(line, hash, k) }
         }
         #[inline(always)]
-        unsafe fn set(line: &mut Line, hash: u64, probes: Probes) {
-            // SAFETY: as in `test`.
-            unsafe {
-                match probes.placement {
-                    Placement::Shifted => set_shifted_avx2(line, hash, probes.k),
-                    Placement::Salted => set_avx2(line, hash, probes.k),
-                }
-            }
+        unsafe fn set_salted(line: &mut Line, hash: u64, k: u32) {
+            // SAFETY: as above.
+            unsafe { set_avx2(line, hash, k) }
+        }
+        #[inline(always)]
+        unsafe fn test_shifted(line: &Line, hash: u64, probes: Probes) -> bool {
+            // SAFETY: as above.
+            unsafe { test_shifted_avx2(line, hash, probes.k) }
+        }
+        #[inline(always)]
+        unsafe fn set_shifted(line: &mut Line, hash: u64, probes: Probes) {
+            // SAFETY: as above.
+            unsafe { set_shifted_avx2(line, hash, probes.k) }
         }
     }
 
@@ -413,26 +508,27 @@ mod x86 {
     }
 
     impl Kernel for Avx512 {
+        // SAFETY (each method): the caller runs this path only where the CPU has AVX-512F
+        // (the trait's contract).
         #[inline(always)]
-        unsafe fn test(line: &Line, hash: u64, probes: Probes) -> bool {
-            // SAFETY: the caller runs this path only where the CPU has AVX-512F (the trait's
-            // contract).
-            unsafe {
-                match probes.placement {
-                    Placement::Shifted => test_shifted_avx512(line, hash, probes),
-                    Placement::Salted => test_avx512(line, hash, probes.k),
-                }
-            }
+        unsafe fn test_salted(line: &Line, hash: u64, k: u32) -> bool {
+            // SAFETY: as above.
+            unsafe { test_avx512(line, hash, k) }
         }
         #[inline(always)]
-        unsafe fn set(line: &mut Line, hash: u64, probes: Probes) {
-            // SAFETY: as in `test`.
-            unsafe {
-                match probes.placement {
-                    Placement::Shifted => set_shifted_avx512(line, hash, probes),
-                    Placement::Salted => set_avx512(line, hash, probes.k),
-                }
-            }
+        unsafe fn set_salted(line: &mut Line, hash: u64, k: u32) {
+            // SAFETY: as above.
+            unsafe { set_avx512(line, hash, k) }
+        }
+        #[inline(always)]
+        unsafe fn test_shifted(line: &Line, hash: u64, probes: Probes) -> bool {
+            // SAFETY: as above.
+            unsafe { test_shifted_avx512(line, hash, probes) }
+        }
+        #[inline(always)]
+        unsafe fn set_shifted(line: &mut Line, hash: u64, probes: Probes) {
+            // SAFETY: as above.
+            unsafe { set_shifted_avx512(line, hash, probes) }
         }
     }
 }

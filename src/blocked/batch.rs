@@ -23,7 +23,7 @@ use crate::engine::lookahead::{AHEAD, CACHED_BYTES};
 use crate::engine::prefetch::{NEAR, hint_step, prefetch_ahead};
 use crate::par::*;
 
-use super::arch::{Kernel, SimdPath, per_path, simd_path};
+use super::arch::{Kernel, Place, SimdPath, per_path, placed, simd_path};
 use super::simd::{Line, Probes};
 use super::{BlockedBloom, line_for, line_for_mut};
 use super::{BuildBuffers, batch_asm, partition};
@@ -95,16 +95,7 @@ impl BlockedBloom {
             }
             return;
         }
-        let total = self.lines.len();
-        insert_prefetched::<_, false>(
-            &Lines::new(self.probes),
-            &mut self.lines,
-            0,
-            total,
-            hashes,
-            0,
-            DRAIN,
-        );
+        insert_prefetched_loop(simd_path(), &mut self.lines, self.probes, hashes);
     }
 
     /// Inserts many pre-hashed keys with all of rayon's threads. Bit-identical to
@@ -160,13 +151,12 @@ impl BlockedBloom {
         // each block of hashes into per-part vectors first, or a counting sort into one buffer
         // per thread, scales worse: writing the partitions costs a pass over memory that two
         // threads scanning the same clean input do not (docs/performance.md, Levers tried).
-        let total = self.lines.len();
-        let k = self.probes;
+        let (total, k, path) = (self.lines.len(), self.probes, simd_path());
         self.lines
             .par_chunks_mut(per_task)
             .enumerate()
             .for_each(|(task, lines)| {
-                insert_task(&Lines::new(k), lines, task * per_task, total, hashes)
+                insert_task_on(path, lines, task * per_task, total, k, hashes)
             });
     }
 
@@ -197,7 +187,7 @@ impl BlockedBloom {
         };
         let (total, k) = (self.lines.len(), self.probes);
         if let Some(lines) = self.lines.chunks_mut(per_task).nth(task) {
-            insert_task(&Lines::new(k), lines, task * per_task, total, hashes);
+            insert_task_on(simd_path(), lines, task * per_task, total, k, hashes);
         }
     }
 
@@ -261,13 +251,70 @@ per_path! {
 /// The CPU has `K`'s path.
 #[inline(always)]
 unsafe fn contains_with<K: Kernel>(lines: &[Line], k: Probes, hashes: &[u64], out: &mut [bool]) {
-    let mut out = out.iter_mut();
-    each_prefetched(lines, hashes, |line, h| {
-        if let Some(o) = out.next() {
-            // SAFETY: the caller's contract.
-            *o = unsafe { K::test(line, h, k) };
+    placed!(k, P => {
+        if fits_in(lines, CACHED_BYTES) {
+            for (o, &h) in out.iter_mut().zip(hashes) {
+                // SAFETY: the caller's contract.
+                *o = unsafe { P::test::<K>(line_for(lines, h), h, k) };
+            }
+            return;
         }
-    });
+        let mut out = out.iter_mut();
+        each_prefetched(lines, hashes, |line, h| {
+            if let Some(o) = out.next() {
+                // SAFETY: the caller's contract.
+                *o = unsafe { P::test::<K>(line, h, k) };
+            }
+        });
+    })
+}
+
+per_path! {
+    /// Inserts `hashes` into a filter past the cache on one path, prefetching lines ahead
+    /// (the engine's walk).
+    fn insert_prefetched_loop(lines: &mut [Line], k: Probes, hashes: &[u64]) =
+        insert_prefetched_with;
+}
+
+/// # Safety
+/// The CPU has `K`'s path.
+#[inline(always)]
+unsafe fn insert_prefetched_with<K: Kernel>(lines: &mut [Line], k: Probes, hashes: &[u64]) {
+    let total = lines.len();
+    placed!(k, P => {
+        // SAFETY: the caller's contract.
+        let slots = unsafe { Lines::<K, P>::new(k) };
+        insert_prefetched::<_, false>(&slots, lines, 0, total, hashes, 0, DRAIN);
+    })
+}
+
+per_path! {
+    /// One scanning task of the bulk insert on one path: the keys of `hashes` whose line is
+    /// in `lines` (lines `first..` of `total`).
+    fn insert_task_on(
+        lines: &mut [Line],
+        first: usize,
+        total: usize,
+        k: Probes,
+        hashes: &[u64],
+    ) = insert_task_with;
+}
+
+/// # Safety
+/// The CPU has `K`'s path.
+#[inline(always)]
+unsafe fn insert_task_with<K: Kernel>(
+    lines: &mut [Line],
+    first: usize,
+    total: usize,
+    k: Probes,
+    hashes: &[u64],
+) {
+    placed!(k, P => {
+        // SAFETY: the caller's contract.
+        let slots = unsafe { Lines::<K, P>::new(k) };
+        insert_task(&slots, lines, first, total, hashes);
+    })
 }
 
 per_path! {
@@ -279,12 +326,14 @@ per_path! {
 /// The CPU has `K`'s path.
 #[inline(always)]
 unsafe fn insert_with<K: Kernel>(lines: &mut [Line], k: Probes, hashes: &[u64]) {
-    for &h in hashes {
-        if let Some(line) = line_for_mut(lines, h) {
-            // SAFETY: the caller's contract.
-            unsafe { K::set(line, h, k) };
+    placed!(k, P => {
+        for &h in hashes {
+            if let Some(line) = line_for_mut(lines, h) {
+                // SAFETY: the caller's contract.
+                unsafe { P::set::<K>(line, h, k) };
+            }
         }
-    }
+    })
 }
 
 /// The keyed batched lookup behind [`BlockedBloom::contains_keys`] and the view's: the keys
@@ -352,12 +401,14 @@ per_path! {
 /// The CPU has `K`'s path.
 #[inline(always)]
 unsafe fn count_with<K: Kernel>(lines: &[Line], k: Probes, hashes: &[u64]) -> usize {
-    let mut found = 0;
-    each_prefetched(lines, hashes, |line, h| {
-        // SAFETY: the caller's contract.
-        found += usize::from(unsafe { K::test(line, h, k) });
-    });
-    found
+    placed!(k, P => {
+        let mut found = 0;
+        each_prefetched(lines, hashes, |line, h| {
+            // SAFETY: the caller's contract.
+            found += usize::from(unsafe { P::test::<K>(line, h, k) });
+        });
+        found
+    })
 }
 
 /// Whether `lines` take at most `bytes`.
@@ -450,15 +501,12 @@ mod tests {
                     insert_loop(path, &mut looped, k, &inserted);
                     assert_eq!(looped, portable, "{path} {k:?} lines {lines}");
                     let mut prefetched = vec![Line::ZERO; lines];
-                    insert_prefetched::<_, false>(
-                        &Lines::on(path, k),
-                        &mut prefetched,
-                        0,
-                        lines,
-                        &inserted,
-                        0,
-                        DRAIN,
-                    );
+                    insert_prefetched_loop(path, &mut prefetched, k, &inserted);
+                    let mut tasks = vec![Line::ZERO; lines];
+                    for (t, run) in tasks.chunks_mut(lines.div_ceil(3)).enumerate() {
+                        insert_task_on(path, run, t * lines.div_ceil(3), lines, k, &inserted);
+                    }
+                    assert_eq!(tasks, portable, "{path} {k:?} lines {lines}");
                     assert_eq!(prefetched, portable, "{path} {k:?} lines {lines}");
                     let mut asm = vec![Line::ZERO; lines];
                     if batch_asm::insert(path, &mut asm, k, &inserted) {

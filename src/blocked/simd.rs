@@ -223,7 +223,7 @@ impl Probes {
     }
 
     /// [`Probes::mask`] for a lookup (the salted placement's k = 8 form).
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn lookup_mask(self, hash: u64) -> Mask {
         match self.placement {
             Placement::Salted => lookup_mask_for(hash, self.k),

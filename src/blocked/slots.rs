@@ -2,31 +2,35 @@
 //! the line of a hash, and the bits a hash sets in its line on the chosen SIMD path. The
 //! engine's scanning tasks and prefetched insert (`engine/bulk.rs`) run on it.
 
-use super::arch::{self, SimdPath};
+use core::marker::PhantomData;
+
+use super::arch::{Kernel, Place};
 use super::line_index;
 use super::simd::{Line, Probes};
 use crate::engine::bulk::Slots;
 
-/// The blocked filter's lines, with `k` bits per key, set on the chosen SIMD path: slot
-/// `(hash * total) >> 64`.
-pub(crate) struct Lines {
+/// The blocked filter's lines, with the bits of `k` (its probes and placement `P`) set by path
+/// `K`'s kernel: slot `(hash * total) >> 64`. Typed by path and placement, so the engine's
+/// loops compiled for one of each branch on neither per key.
+pub(crate) struct Lines<K, P> {
     k: Probes,
-    path: SimdPath,
+    kernel: PhantomData<fn() -> (K, P)>,
 }
 
-impl Lines {
-    /// The lines of a filter with `k` probes per key.
-    pub(crate) fn new(k: Probes) -> Self {
-        Self::on(arch::simd_path(), k)
-    }
-
-    /// [`Self::new`] on `path` (an available one).
-    pub(crate) fn on(path: SimdPath, k: Probes) -> Self {
-        Lines { k, path }
+impl<K: Kernel, P: Place> Lines<K, P> {
+    /// The lines of a filter with probes `k` (of placement `P`).
+    ///
+    /// # Safety
+    /// The CPU has `K`'s path (`SimdPath::is_available`): [`Slots::set`] runs its kernel.
+    pub(crate) unsafe fn new(k: Probes) -> Self {
+        Lines {
+            k,
+            kernel: PhantomData,
+        }
     }
 }
 
-impl Slots for Lines {
+impl<K: Kernel, P: Place> Slots for Lines<K, P> {
     type Slot = Line;
     #[inline(always)]
     fn index(hash: u64, total: usize) -> usize {
@@ -38,17 +42,19 @@ impl Slots for Lines {
     }
     #[inline(always)]
     fn set(&self, slot: &mut Line, hash: u64) {
-        arch::set_on(self.path, slot, hash, self.k);
+        // SAFETY: `new`'s caller promised that the CPU has `K`'s path.
+        unsafe { P::set::<K>(slot, hash, self.k) }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::Lines;
+    use crate::blocked::arch::{Portable, ShiftedPlace};
     use crate::engine::bulk::check_hash_range;
 
     #[test]
     fn hash_range_holds_exactly_the_hashes_of_its_lines() {
-        check_hash_range::<Lines>(&[2, 3, 7, 1000, 1 << 20, 3 << 40]);
+        check_hash_range::<Lines<Portable, ShiftedPlace>>(&[2, 3, 7, 1000, 1 << 20, 3 << 40]);
     }
 }

@@ -43,6 +43,7 @@ const INPUT_AHEAD: usize = 64;
 /// Past [`CACHED_BYTES`] of filter, where the inserts prefetch, it also hints the input ahead
 /// as read-once data (see [`INPUT_AHEAD`]), and each round of inserts hints the input the
 /// next scan will read (see [`insert_prefetched`]).
+#[inline(always)]
 pub(crate) fn insert_task<S: Slots>(
     slots: &S,
     lines: &mut [S::Slot],
@@ -137,6 +138,7 @@ fn hash_range<S: Slots>(first: usize, lines: usize, total: usize) -> (u64, u64) 
 /// `HINT` false leaves the hints out of the loop: the inserts with nothing to hint
 /// (`insert_hashes`, a task's last round, the tasks of a filter in cache) count nothing (with
 /// the count in it, `insert_hashes` pays a counter and a branch per key for nothing).
+#[inline(always)]
 pub(crate) fn insert_prefetched<S: Slots, const HINT: bool>(
     slots: &S,
     lines: &mut [S::Slot],
