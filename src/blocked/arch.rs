@@ -11,8 +11,8 @@
 //! allow (`-C target-cpu` or `-C target-feature`), fixed at compile time.
 //!
 //! One-key calls ([`test`], [`set`]) branch on the cached path and call the path's function;
-//! a build whose target features include AVX-512 calls that kernel inlined, with no branch (so
-//! there `LINEBLOOM_SIMD` lowers the batched calls only). Loops over many keys are compiled
+//! a build whose target features include AVX-512 or AVX2 runs the best kernel they allow
+//! inlined, with no branch (so there `LINEBLOOM_SIMD` lowers the batched calls only). Loops over many keys are compiled
 //! once per path ([`Kernel`], and the `per_path!` wrappers of `batch.rs`), so the branch is
 //! taken once per batch and the kernel inlines into the loop.
 //!
@@ -204,8 +204,9 @@ pub(crate) trait Place {
 
 /// [`Placement::Salted`] as a type.
 pub(crate) struct SaltedPlace;
-/// [`Placement::Shifted`] as a type.
-pub(crate) struct ShiftedPlace;
+/// [`Placement::Shifted`] as a type; `NARROW`: every key has at most 8 probes (one bit per
+/// word), which the loops compiled for it know, so no branch on k is left in them.
+pub(crate) struct ShiftedPlace<const NARROW: bool>;
 
 impl Place for SaltedPlace {
     #[inline(always)]
@@ -220,26 +221,42 @@ impl Place for SaltedPlace {
     }
 }
 
-impl Place for ShiftedPlace {
+impl<const NARROW: bool> Place for ShiftedPlace<NARROW> {
     #[inline(always)]
     unsafe fn test<K: Kernel>(line: &Line, hash: u64, probes: Probes) -> bool {
-        // SAFETY: the caller's contract.
-        unsafe { K::test_shifted(line, hash, probes) }
+        // SAFETY: the caller's contract: the CPU has `K`'s path, and `placed!` takes this
+        // type with `NARROW` only for probes of k <= 8.
+        unsafe {
+            if NARROW {
+                core::hint::assert_unchecked(probes.k <= 8);
+            }
+            K::test_shifted(line, hash, probes)
+        }
     }
     #[inline(always)]
     unsafe fn set<K: Kernel>(line: &mut Line, hash: u64, probes: Probes) {
-        // SAFETY: the caller's contract.
-        unsafe { K::set_shifted(line, hash, probes) }
+        // SAFETY: as in `test`.
+        unsafe {
+            if NARROW {
+                core::hint::assert_unchecked(probes.k <= 8);
+            }
+            K::set_shifted(line, hash, probes)
+        }
     }
 }
 
-/// Runs `$body` with the type `$place` standing for `$probes.placement`: a loop written once
-/// over `P: Place` is compiled per placement and chosen once per call.
+/// Runs `$body` with the type `$place` standing for `$probes.placement` (and, for the shifted
+/// placement, whether k <= 8): a loop written once over `P: Place` is compiled per placement
+/// and chosen once per call.
 macro_rules! placed {
     ($probes:expr, $place:ident => $body:expr) => {
         match $probes.placement {
+            $crate::blocked::Placement::Shifted if $probes.k <= 8 => {
+                type $place = $crate::blocked::arch::ShiftedPlace<true>;
+                $body
+            }
             $crate::blocked::Placement::Shifted => {
-                type $place = $crate::blocked::arch::ShiftedPlace;
+                type $place = $crate::blocked::arch::ShiftedPlace<false>;
                 $body
             }
             $crate::blocked::Placement::Salted => {
@@ -265,11 +282,11 @@ impl Kernel for Portable {
     }
     #[inline(always)]
     unsafe fn test_shifted(line: &Line, hash: u64, probes: Probes) -> bool {
-        line.test(shifted_mask(hash, probes.k))
+        line.test(shifted_mask(hash, probes))
     }
     #[inline(always)]
     unsafe fn set_shifted(line: &mut Line, hash: u64, probes: Probes) {
-        line.set(shifted_mask(hash, probes.k));
+        line.set(shifted_mask(hash, probes));
     }
 }
 
@@ -282,7 +299,6 @@ mod x86 {
 
     use super::super::simd::{
         FIELD_SHIFTS, Line, Probes, SHIFTED_SECOND, enable_words, salt_lanes, shifted_first,
-        shifted_ones_for,
     };
     use super::Kernel;
 
@@ -347,23 +363,23 @@ mod x86 {
     /// they do not wrap), and the rotation's pattern of 1s shifted by them.
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn shifted_avx2(hash: u64, k: u32) -> [__m256i; 2] {
+    fn shifted_avx2(hash: u64, probes: Probes) -> [__m256i; 2] {
         let shifts: [__m256i; 2] = bytemuck::cast(FIELD_SHIFTS);
         let m63 = _mm256_set1_epi64x(63);
         let (p, s) = shifted_first(hash);
-        let place = |product: u64, n: u32| {
+        let place = |product: u64, second: bool| {
             let x = _mm256_set1_epi64x(product as i64);
-            let ones: [__m256i; 2] = bytemuck::cast(*shifted_ones_for(n, s));
+            let ones: [__m256i; 2] = bytemuck::cast(*probes.shifted_ones(second, s));
             [0, 1].map(|h| {
                 let field = _mm256_and_si256(_mm256_srlv_epi64(x, shifts[h]), m63);
                 _mm256_sllv_epi64(ones[h], field)
             })
         };
-        let first = place(p, k.min(8));
-        if k <= 8 {
+        let first = place(p, false);
+        if probes.k <= 8 {
             return first;
         }
-        let second = place(hash.wrapping_mul(SHIFTED_SECOND), k - 8);
+        let second = place(hash.wrapping_mul(SHIFTED_SECOND), true);
         [
             _mm256_or_si256(first[0], second[0]),
             _mm256_or_si256(first[1], second[1]),
@@ -372,8 +388,8 @@ mod x86 {
 
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn test_shifted_avx2(line: &Line, hash: u64, k: u32) -> bool {
-        let m = shifted_avx2(hash, k);
+    fn test_shifted_avx2(line: &Line, hash: u64, probes: Probes) -> bool {
+        let m = shifted_avx2(hash, probes);
         let l: [__m256i; 2] = bytemuck::cast(line.0);
         let missing = _mm256_or_si256(
             _mm256_andnot_si256(l[0], m[0]),
@@ -384,8 +400,8 @@ mod x86 {
 
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn set_shifted_avx2(line: &mut Line, hash: u64, k: u32) {
-        let m = shifted_avx2(hash, k);
+    fn set_shifted_avx2(line: &mut Line, hash: u64, probes: Probes) {
+        let m = shifted_avx2(hash, probes);
         let l: [__m256i; 2] = bytemuck::cast(line.0);
         line.0 = bytemuck::cast([_mm256_or_si256(l[0], m[0]), _mm256_or_si256(l[1], m[1])]);
     }
@@ -406,12 +422,12 @@ mod x86 {
         #[inline(always)]
         unsafe fn test_shifted(line: &Line, hash: u64, probes: Probes) -> bool {
             // SAFETY: as above.
-            unsafe { test_shifted_avx2(line, hash, probes.k) }
+            unsafe { test_shifted_avx2(line, hash, probes) }
         }
         #[inline(always)]
         unsafe fn set_shifted(line: &mut Line, hash: u64, probes: Probes) {
             // SAFETY: as above.
-            unsafe { set_shifted_avx2(line, hash, probes.k) }
+            unsafe { set_shifted_avx2(line, hash, probes) }
         }
     }
 
@@ -455,7 +471,7 @@ mod x86 {
         line.0 = bytemuck::cast(_mm512_or_si512(l, m));
     }
 
-    /// The shifted placement's first bits on AVX-512: the eight fields by one variable shift
+    /// The shifted placement's first bits on AVX-512: the eight fields by one variable rotate
     /// of the broadcast product, and each lane's bit by a rotate of 1 (which takes the count
     /// mod 64, so the field needs no AND); the rotation `s` picks the lanes as a mask register,
     /// `(probes.first >> s) as u8`. Returns the bits of all eight lanes, the first bits' lanes
@@ -465,7 +481,11 @@ mod x86 {
     fn shifted_avx512(hash: u64, probes: Probes) -> (__m512i, __mmask8, u32) {
         let shifts: __m512i = bytemuck::cast(FIELD_SHIFTS);
         let (p, s) = shifted_first(hash);
-        let fields = _mm512_srlv_epi64(_mm512_set1_epi64(p as i64), shifts);
+        // A rotate right brings each field to the low 6 bits (the bits above it ride along;
+        // the rotate of 1 below reads the count mod 64). A shift right would give the same
+        // bits, but the compiler models its counts of 64 and more as giving 0 and spends a
+        // register copy per key on that case.
+        let fields = _mm512_rorv_epi64(_mm512_set1_epi64(p as i64), shifts);
         let bits = _mm512_rolv_epi64(_mm512_set1_epi64(1), fields);
         (bits, (probes.first >> s) as __mmask8, s)
     }
@@ -476,7 +496,7 @@ mod x86 {
     fn shifted_second_avx512(hash: u64, probes: Probes, s: u32) -> __m512i {
         let shifts: __m512i = bytemuck::cast(FIELD_SHIFTS);
         let q = hash.wrapping_mul(SHIFTED_SECOND);
-        let fields = _mm512_srlv_epi64(_mm512_set1_epi64(q as i64), shifts);
+        let fields = _mm512_rorv_epi64(_mm512_set1_epi64(q as i64), shifts);
         let lanes = (probes.second >> s) as __mmask8;
         _mm512_maskz_rolv_epi64(lanes, _mm512_set1_epi64(1), fields)
     }
@@ -566,8 +586,7 @@ pub(crate) fn set_on(path: SimdPath, line: &mut Line, hash: u64, k: Probes) {
 }
 
 /// Whether this build's target features include the AVX-512 path's (`-C target-cpu` of a CPU
-/// with them): its one-key calls then run the AVX-512 kernel inlined, with no branch on the
-/// chosen path (`LINEBLOOM_SIMD` lowers only their batched calls).
+/// with them).
 const AVX512_BUILT_IN: bool = cfg!(all(
     target_arch = "x86_64",
     target_feature = "avx512f",
@@ -576,29 +595,53 @@ const AVX512_BUILT_IN: bool = cfg!(all(
     target_feature = "bmi2"
 ));
 
-/// [`test_on`] the chosen path. A build with the AVX-512 features built in calls that kernel
-/// directly; other builds test for the AVX-512 path first with [`is_chosen`] (one load and one
-/// compare per key, where a `match` on [`simd_path`] costs four more instructions in a loop of
-/// one-key calls) and take the others through [`simd_path`]. The branch a loop keeps per key
-/// also lays the kernel out of line, a taken jump per key.
+/// Whether this build's target features include AVX2 (`-C target-cpu=x86-64-v3` and up).
+const AVX2_BUILT_IN: bool = cfg!(all(target_arch = "x86_64", target_feature = "avx2"));
+
+/// [`test_on`] for a one-key call. A build whose target features include AVX-512 or AVX2 runs
+/// the best kernel they allow, inlined, with no branch on the chosen path (so there
+/// `LINEBLOOM_SIMD` lowers only the batched calls): a branch per key lays the kernel out of
+/// line, a taken jump per key, and a call into a kernel the build cannot inline costs more
+/// than the AVX2 kernel inlined on a CPU that has AVX-512. Other builds test for the AVX-512
+/// path first with [`is_chosen`] (one load and one compare per key, where a `match` on
+/// [`simd_path`] costs four more instructions) and take the others through [`simd_path`].
 #[inline(always)]
 pub(crate) fn test(line: &Line, hash: u64, k: Probes) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if AVX512_BUILT_IN || is_chosen(SimdPath::Avx512) {
-        // SAFETY: the build requires the AVX-512 path's features of every CPU it runs on, or
-        // `simd_path` chose that path, so the CPU has them.
-        return unsafe { Avx512::test(line, hash, k) };
+    {
+        if AVX512_BUILT_IN {
+            // SAFETY: the build requires the AVX-512 path's features of every CPU it runs on.
+            return unsafe { Avx512::test(line, hash, k) };
+        }
+        if AVX2_BUILT_IN {
+            // SAFETY: the build requires AVX2 of every CPU it runs on.
+            return unsafe { Avx2::test(line, hash, k) };
+        }
+        if is_chosen(SimdPath::Avx512) {
+            // SAFETY: `simd_path` chose the AVX-512 path, so the CPU has it.
+            return unsafe { Avx512::test(line, hash, k) };
+        }
     }
     test_on(simd_path(), line, hash, k)
 }
 
-/// [`set_on`] the chosen path (the AVX-512 path first, as in [`test`]).
+/// [`set_on`] for a one-key call, the kernel chosen as in [`test`].
 #[inline(always)]
 pub(crate) fn set(line: &mut Line, hash: u64, k: Probes) {
     #[cfg(target_arch = "x86_64")]
-    if AVX512_BUILT_IN || is_chosen(SimdPath::Avx512) {
-        // SAFETY: as in `test`.
-        return unsafe { Avx512::set(line, hash, k) };
+    {
+        if AVX512_BUILT_IN {
+            // SAFETY: as in `test`.
+            return unsafe { Avx512::set(line, hash, k) };
+        }
+        if AVX2_BUILT_IN {
+            // SAFETY: as in `test`.
+            return unsafe { Avx2::set(line, hash, k) };
+        }
+        if is_chosen(SimdPath::Avx512) {
+            // SAFETY: as in `test`.
+            return unsafe { Avx512::set(line, hash, k) };
+        }
     }
     set_on(simd_path(), line, hash, k)
 }

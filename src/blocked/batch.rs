@@ -25,7 +25,7 @@ use crate::par::*;
 
 use super::arch::{Kernel, Place, SimdPath, per_path, placed, simd_path};
 use super::simd::{Line, Probes};
-use super::{BlockedBloom, line_for, line_for_mut};
+use super::{BlockedBloom, Run, line_for_mut};
 use super::{BuildBuffers, batch_asm, partition};
 use crate::error::{Result, check_same_len};
 use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
@@ -251,11 +251,15 @@ per_path! {
 /// The CPU has `K`'s path.
 #[inline(always)]
 unsafe fn contains_with<K: Kernel>(lines: &[Line], k: Probes, hashes: &[u64], out: &mut [bool]) {
+    let Some(run) = Run::new(lines) else {
+        out.fill(false);
+        return;
+    };
     placed!(k, P => {
         if fits_in(lines, CACHED_BYTES) {
             for (o, &h) in out.iter_mut().zip(hashes) {
                 // SAFETY: the caller's contract.
-                *o = unsafe { P::test::<K>(line_for(lines, h), h, k) };
+                *o = unsafe { P::test::<K>(run.line(h), h, k) };
             }
             return;
         }
@@ -418,18 +422,21 @@ fn fits_in(lines: &[Line], bytes: usize) -> bool {
 
 /// Calls `f(line, hash)` for each hash in order, the line of the hash [`AHEAD`] places later
 /// prefetched first, so that up to `AHEAD` misses are in flight whatever `f` costs (a batch
-/// shorter than that has all its lines prefetched before the first call). `lines` must not be
-/// empty (no filter's are).
+/// shorter than that has all its lines prefetched before the first call). No lines (no
+/// filter has none): no call.
 #[inline(always)]
 fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)) {
+    let Some(run) = Run::new(lines) else {
+        return;
+    };
     if fits_in(lines, CACHED_BYTES) {
-        hashes.iter().for_each(|&h| f(line_for(lines, h), h));
+        hashes.iter().for_each(|&h| f(run.line(h), h));
         return;
     }
     prefetch_ahead(hashes, AHEAD, NEAR, |to_l2, to_l1, now| {
-        hint_step(to_l2, to_l1, |h| line_for(lines, h));
+        hint_step(to_l2, to_l1, |h| run.line(h));
         if let Some(h) = now {
-            f(line_for(lines, h), h);
+            f(run.line(h), h);
         }
     });
 }
@@ -437,6 +444,7 @@ fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocked::line_for;
     use crate::hash::mix64;
 
     /// The keyed batches answer and insert as the one-key paths, in cache and past

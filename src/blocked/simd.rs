@@ -186,9 +186,10 @@ pub(crate) const SHIFTED_SECOND: u64 = 0xc2b2_ae3d_27d4_eb4f;
 /// fields take bits 13..61 and the rotation the top three.
 pub(crate) const FIELD_SHIFTS: [u64; 8] = [13, 19, 25, 31, 37, 43, 49, 55];
 
-/// A filter's probes: `k` and the [`Placement`], with the lane patterns of the shifted
-/// placement worked out once per filter (its kernels take them as they are).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A filter's probes: `k` and the [`Placement`], with what the shifted placement's kernels
+/// look up per key worked out once per filter: the lane patterns and the rows of
+/// [`SHIFTED_ONES`] for its k. Equal when k and placement are.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Probes {
     /// Probes per key (1..=[`MAX_K`]).
     pub k: u32,
@@ -199,18 +200,38 @@ pub(crate) struct Probes {
     pub first: u64,
     /// The same for the second bits (`2^(k - 8) - 1`; 0 for k <= 8).
     pub second: u64,
+    /// The rows of [`SHIFTED_ONES`] of the first bits (`min(k, 8)`) and of the second
+    /// (`k - 8`; any row for k <= 8, never read).
+    ones: [&'static [Enable; 8]; 2],
 }
+
+impl PartialEq for Probes {
+    fn eq(&self, other: &Self) -> bool {
+        (self.k, self.placement) == (other.k, other.placement)
+    }
+}
+
+impl Eq for Probes {}
 
 impl Probes {
     /// `k` probes (1..=[`MAX_K`]; other values are never stored, see `check_k`) placed by
     /// `placement`.
-    pub(crate) const fn new(k: u32, placement: Placement) -> Probes {
+    pub(crate) fn new(k: u32, placement: Placement) -> Probes {
+        let row = |n: u32| &SHIFTED_ONES[(n.wrapping_sub(1) & 7) as usize];
         Probes {
             k,
             placement,
             first: lane_pattern(k),
             second: if k > 8 { lane_pattern(k - 8) } else { 0 },
+            ones: [row(k.min(8)), row(k.saturating_sub(8))],
         }
+    }
+
+    /// The shifted placement's 1s for rotation `s`: of the first bits (`second` false) or of
+    /// the second (see [`SHIFTED_ONES`]).
+    #[inline(always)]
+    pub(crate) fn shifted_ones(self, second: bool, s: u32) -> &'static [u64; 8] {
+        &self.ones[usize::from(second)][(s & 7) as usize].0
     }
 
     /// The bits of the key whose hash is `hash` (the portable path).
@@ -218,7 +239,7 @@ impl Probes {
     pub(crate) fn mask(self, hash: u64) -> Mask {
         match self.placement {
             Placement::Salted => mask_for(hash, self.k),
-            Placement::Shifted => shifted_mask(hash, self.k),
+            Placement::Shifted => shifted_mask(hash, self),
         }
     }
 
@@ -227,7 +248,7 @@ impl Probes {
     pub(crate) fn lookup_mask(self, hash: u64) -> Mask {
         match self.placement {
             Placement::Salted => lookup_mask_for(hash, self.k),
-            Placement::Shifted => shifted_mask(hash, self.k),
+            Placement::Shifted => shifted_mask(hash, self),
         }
     }
 }
@@ -271,26 +292,20 @@ const fn shifted_ones() -> [[Enable; 8]; 8] {
     t
 }
 
-/// The 1s of [`SHIFTED_ONES`] for `n` (1..=8; another row for other values, never out of
-/// bounds) bits with rotation `s` (0..8).
+/// The shifted placement's mask of `probes` (k in 1..=[`MAX_K`]), on `wide` vectors: the
+/// eight fields by one variable shift of the broadcast product, placed by shifting the
+/// rotation's pattern of 1s (a shift by vector in `wide` wraps at 64, so the field needs no
+/// AND).
 #[inline(always)]
-pub(crate) fn shifted_ones_for(n: u32, s: u32) -> &'static [u64; 8] {
-    &SHIFTED_ONES[(n.wrapping_sub(1) & 7) as usize][(s & 7) as usize].0
-}
-
-/// The shifted placement's mask with `k` probes (1..=[`MAX_K`]), on `wide` vectors: the eight
-/// fields by one variable shift of the broadcast product, placed by shifting the rotation's
-/// pattern of 1s (a shift by vector in `wide` wraps at 64, so the field needs no AND).
-#[inline(always)]
-pub fn shifted_mask(hash: u64, k: u32) -> Mask {
+pub(crate) fn shifted_mask(hash: u64, probes: Probes) -> Mask {
     let (p, s) = shifted_first(hash);
     let fields = |x: u64| u64x8::splat(x) >> u64x8::new(FIELD_SHIFTS);
-    let first = u64x8::new(*shifted_ones_for(k.min(8), s)) << fields(p);
-    if k <= 8 {
+    let first = u64x8::new(*probes.shifted_ones(false, s)) << fields(p);
+    if probes.k <= 8 {
         return Mask(bytemuck::cast(first));
     }
     let q = hash.wrapping_mul(SHIFTED_SECOND);
-    let second = u64x8::new(*shifted_ones_for(k - 8, s)) << fields(q);
+    let second = u64x8::new(*probes.shifted_ones(true, s)) << fields(q);
     Mask(bytemuck::cast(first | second))
 }
 
@@ -318,7 +333,7 @@ fn table_row(hashes: u32) -> usize {
 }
 
 /// One enable pattern: a value in the words a key's probes use (all ones or 1), zeros elsewhere.
-#[derive(Clone, Copy, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
 #[repr(C, align(64))]
 struct Enable([u64; 8]);
 
@@ -537,7 +552,7 @@ mod tests {
             for i in 0..20_000u64 {
                 let h = mix64(i);
                 assert_eq!(
-                    shifted_mask(h, k).to_line(),
+                    shifted_mask(h, probes).to_line(),
                     shifted_mask_scalar(h, k),
                     "k={k}"
                 );
@@ -556,14 +571,15 @@ mod tests {
         for k in 1..=MAX_K {
             let probes = Probes::new(k, Placement::Shifted);
             for s in 0..8 {
-                let lanes = |pattern: u64, n: u32| {
-                    let ones = shifted_ones_for(n, s);
+                let lanes = |pattern: u64, n: u32, second: bool| {
+                    let ones = probes.shifted_ones(second, s);
+                    assert_eq!(ones, &SHIFTED_ONES[n as usize - 1][s as usize].0);
                     let want: u8 = (0..8).map(|w| (ones[w] as u8) << w).sum();
                     assert_eq!((pattern >> s) as u8, want, "k={k} s={s}");
                 };
-                lanes(probes.first, k.min(8));
+                lanes(probes.first, k.min(8), false);
                 if k > 8 {
-                    lanes(probes.second, k - 8);
+                    lanes(probes.second, k - 8, true);
                 }
             }
         }

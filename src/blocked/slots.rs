@@ -55,6 +55,13 @@ mod tests {
 
     #[test]
     fn hash_range_holds_exactly_the_hashes_of_its_lines() {
-        check_hash_range::<Lines<Portable, ShiftedPlace>>(&[2, 3, 7, 1000, 1 << 20, 3 << 40]);
+        check_hash_range::<Lines<Portable, ShiftedPlace<false>>>(&[
+            2,
+            3,
+            7,
+            1000,
+            1 << 20,
+            3 << 40,
+        ]);
     }
 }
