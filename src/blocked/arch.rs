@@ -474,11 +474,11 @@ mod x86 {
     /// The shifted placement's first bits on AVX-512: the eight fields by one variable rotate
     /// of the broadcast product, and each lane's bit by a rotate of 1 (which takes the count
     /// mod 64, so the field needs no AND); the rotation `s` picks the lanes as a mask register,
-    /// `(probes.first >> s) as u8`. Returns the bits of all eight lanes, the first bits' lanes
-    /// and the product.
+    /// `(first >> s) as u8` (`first`: `Probes::first`). Returns the bits of all eight lanes,
+    /// the first bits' lanes and the rotation.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    fn shifted_avx512(hash: u64, probes: Probes) -> (__m512i, __mmask8, u32) {
+    fn shifted_avx512(hash: u64, first: u64) -> (__m512i, __mmask8, u32) {
         let shifts: __m512i = bytemuck::cast(FIELD_SHIFTS);
         let (p, s) = shifted_first(hash);
         // A rotate right brings each field to the low 6 bits (the bits above it ride along;
@@ -487,41 +487,44 @@ mod x86 {
         // register copy per key on that case.
         let fields = _mm512_rorv_epi64(_mm512_set1_epi64(p as i64), shifts);
         let bits = _mm512_rolv_epi64(_mm512_set1_epi64(1), fields);
-        (bits, (probes.first >> s) as __mmask8, s)
+        (bits, (first >> s) as __mmask8, s)
     }
 
-    /// The second bits (k > 8) of the lanes `(probes.second >> s) as u8`, 0 elsewhere.
+    /// The second bits (k > 8) of the lanes `(second >> s) as u8` (`second`:
+    /// `Probes::second`), 0 elsewhere.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    fn shifted_second_avx512(hash: u64, probes: Probes, s: u32) -> __m512i {
+    fn shifted_second_avx512(hash: u64, second: u64, s: u32) -> __m512i {
         let shifts: __m512i = bytemuck::cast(FIELD_SHIFTS);
         let q = hash.wrapping_mul(SHIFTED_SECOND);
         let fields = _mm512_rorv_epi64(_mm512_set1_epi64(q as i64), shifts);
-        let lanes = (probes.second >> s) as __mmask8;
+        let lanes = (second >> s) as __mmask8;
         _mm512_maskz_rolv_epi64(lanes, _mm512_set1_epi64(1), fields)
     }
 
+    // The one-key kernels take the probes' scalars, not `Probes`: in a build that cannot
+    // inline them they are a call per key, and these arguments travel in registers.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    fn test_shifted_avx512(line: &Line, hash: u64, probes: Probes) -> bool {
-        let (bits, lanes, s) = shifted_avx512(hash, probes);
+    fn test_shifted_avx512(line: &Line, hash: u64, k: u32, first: u64, second: u64) -> bool {
+        let (bits, lanes, s) = shifted_avx512(hash, first);
         let l: __m512i = bytemuck::cast(line.0);
-        if probes.k <= 8 {
+        if k <= 8 {
             // One bit per lane: present where `line & bit` is not zero.
             return _mm512_mask_testn_epi64_mask(lanes, l, bits) == 0;
         }
-        let m = _mm512_or_si512(bits, shifted_second_avx512(hash, probes, s));
+        let m = _mm512_or_si512(bits, shifted_second_avx512(hash, second, s));
         let missing = _mm512_andnot_si512(l, m);
         _mm512_test_epi64_mask(missing, missing) == 0
     }
 
     #[target_feature(enable = "avx512f")]
     #[inline]
-    fn set_shifted_avx512(line: &mut Line, hash: u64, probes: Probes) {
-        let (bits, lanes, s) = shifted_avx512(hash, probes);
+    fn set_shifted_avx512(line: &mut Line, hash: u64, k: u32, first: u64, second: u64) {
+        let (bits, lanes, s) = shifted_avx512(hash, first);
         let mut m = _mm512_maskz_mov_epi64(lanes, bits);
-        if probes.k > 8 {
-            m = _mm512_or_si512(m, shifted_second_avx512(hash, probes, s));
+        if k > 8 {
+            m = _mm512_or_si512(m, shifted_second_avx512(hash, second, s));
         }
         let l: __m512i = bytemuck::cast(line.0);
         line.0 = bytemuck::cast(_mm512_or_si512(l, m));
@@ -543,12 +546,12 @@ mod x86 {
         #[inline(always)]
         unsafe fn test_shifted(line: &Line, hash: u64, probes: Probes) -> bool {
             // SAFETY: as above.
-            unsafe { test_shifted_avx512(line, hash, probes) }
+            unsafe { test_shifted_avx512(line, hash, probes.k, probes.first, probes.second) }
         }
         #[inline(always)]
         unsafe fn set_shifted(line: &mut Line, hash: u64, probes: Probes) {
             // SAFETY: as above.
-            unsafe { set_shifted_avx512(line, hash, probes) }
+            unsafe { set_shifted_avx512(line, hash, probes.k, probes.first, probes.second) }
         }
     }
 }

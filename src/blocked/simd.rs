@@ -230,7 +230,7 @@ impl Probes {
     /// The shifted placement's 1s for rotation `s`: of the first bits (`second` false) or of
     /// the second (see [`SHIFTED_ONES`]).
     #[inline(always)]
-    pub(crate) fn shifted_ones(self, second: bool, s: u32) -> &'static [u64; 8] {
+    pub(crate) fn shifted_ones(&self, second: bool, s: u32) -> &'static [u64; 8] {
         &self.ones[usize::from(second)][(s & 7) as usize].0
     }
 
