@@ -49,7 +49,8 @@ use wide::{u32x16, u64x8};
 
 use crate::blocked::arch::{per_path, simd_path};
 use crate::blocked::simd::SALTS;
-use crate::blocked::{Line, LineBuf, line_for, line_for_mut};
+use crate::engine::line::{Line, line_for, line_for_mut};
+use crate::engine::storage::LineBuf;
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
 use crate::filter::{Filter, FilterKind, Sizing};
 use crate::hash::{DEFAULT_SEED, Key};
@@ -408,7 +409,7 @@ impl CountingBlockedBloom {
         // The one-key calls read the SIMD path without making the choice (`kernel`).
         simd_path();
         Ok(CountingBlockedBloom {
-            lines: crate::blocked::zeroed_lines(lines)?,
+            lines: crate::engine::storage::zeroed_lines(lines)?,
             hashes: k,
             seed,
         })

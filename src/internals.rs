@@ -22,7 +22,7 @@ pub const PARTITION_MIN_THREADS_KEPT: usize = crate::blocked::PARTITION_MIN_THRE
 
 /// `n` zeroed lines allocated as a filter's are (huge pages for large buffers).
 pub fn zeroed_lines(n: usize) -> Result<LineBuf> {
-    crate::blocked::zeroed_lines(n)
+    crate::engine::storage::zeroed_lines(n)
 }
 
 /// Whether a batch of `keys` into `lines` lines on `threads` threads takes the partitioned

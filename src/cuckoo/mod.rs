@@ -107,8 +107,9 @@ use alloc::format;
 use alloc::string::ToString;
 pub use builder::CuckooFilterBuilder;
 
-use crate::blocked::{Line, LineBuf, zeroed_lines};
+use crate::engine::line::Line;
 use crate::engine::prefetch::{Level, NEAR, prefetch_ahead, prefetch_to};
+use crate::engine::storage::{LineBuf, zeroed_lines};
 use crate::error::{Error, Result};
 use crate::filter::{Filter, FilterKind};
 use crate::hash::{Key, mix64, reduce};

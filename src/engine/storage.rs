@@ -77,6 +77,26 @@ pub fn huge_pages() -> bool {
     HUGE_PAGES.load(Ordering::Relaxed)
 }
 
+/// Allocates `n` zeroed lines without writing them (fresh pages from the allocator or the
+/// kernel; huge pages for large runs, see [`LineBuf::zeroed`]), or an error when the memory
+/// cannot be had or `n` is 0: the storage of every filter kind built on lines.
+pub(crate) fn zeroed_lines(n: usize) -> Result<LineBuf> {
+    check_line_count(n)?;
+    LineBuf::zeroed(n)
+}
+
+/// An error for a run of no lines (no filter has none).
+pub(crate) fn check_line_count(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::InvalidParameter {
+            name: "lines",
+            value: "0".into(),
+            allowed: "at least 1",
+        });
+    }
+    Ok(())
+}
+
 impl LineBuf {
     /// `n` zeroed lines, on huge pages where that applies ([`set_huge_pages`]).
     pub(crate) fn zeroed(n: usize) -> Result<Self> {
