@@ -28,6 +28,7 @@
 use crate::par::*;
 use alloc::vec::Vec;
 
+use super::arch::{Kernel, Place, per_path, placed, simd_path};
 use super::simd::{Line, Probes};
 use super::{BlockedBloom, line_index};
 use crate::engine::prefetch::{Level, prefetch_to};
@@ -389,17 +390,19 @@ impl BuildBuffers {
     /// Inserts every partition's hashes into `lines` (ranges of `1 << shift` lines, `k`
     /// probes), each thread a run of whole ranges, then empties the partitions.
     pub(super) fn insert_into(&mut self, lines: &mut [Line], shift: u32, k: Probes) {
-        let total = lines.len();
+        let (total, path) = (lines.len(), simd_path());
         let parts = &self.parts;
         if parts.len() == 1 {
-            insert_run(lines, 0, total, shift, k, parts);
+            insert_run(path, lines, 0, total, shift, k, parts);
         } else {
             // Each task's run of lines: whole ranges, the last run possibly shorter.
             let run = ranges_of(total, shift).div_ceil(parts.len()) << shift;
             lines
                 .par_chunks_mut(run)
                 .enumerate()
-                .for_each(|(task, lines)| insert_run(lines, task * run, total, shift, k, parts));
+                .for_each(|(task, lines)| {
+                    insert_run(path, lines, task * run, total, shift, k, parts)
+                });
         }
         self.parts.iter_mut().for_each(Partition::clear);
     }
@@ -417,11 +420,44 @@ pub(super) fn chunk_len(keys: usize, lines: usize) -> usize {
     keys.div_ceil(keys.div_ceil(most).max(1)).max(1)
 }
 
-/// Inserts the keys of every partition whose range lies in `lines`, the filter's lines
-/// `first..` of `total` in ranges of `1 << shift` lines (`first` a multiple of the range
-/// size), range by range; while a range
-/// takes its keys, the lines of the next range in `lines` are prefetched, one per key.
-fn insert_run(
+per_path! {
+    /// Inserts the keys of every partition whose range lies in `lines`, the filter's lines
+    /// `first..` of `total` in ranges of `1 << shift` lines (`first` a multiple of the range
+    /// size), range by range, on one path; while a range takes its keys, the lines of the next
+    /// range in `lines` are prefetched, one per key.
+    fn insert_run(
+        lines: &mut [Line],
+        first: usize,
+        total: usize,
+        shift: u32,
+        k: Probes,
+        parts: &[Partition],
+    ) = insert_run_with;
+}
+
+/// # Safety
+/// The CPU has `K`'s path.
+#[inline(always)]
+unsafe fn insert_run_with<K: Kernel>(
+    lines: &mut [Line],
+    first: usize,
+    total: usize,
+    shift: u32,
+    k: Probes,
+    parts: &[Partition],
+) {
+    placed!(k, P => {
+        // SAFETY: the caller's contract.
+        unsafe { insert_run_placed::<K, P>(lines, first, total, shift, k, parts) }
+    })
+}
+
+/// [`insert_run`] with path `K` and placement `P` fixed.
+///
+/// # Safety
+/// The CPU has `K`'s path.
+#[inline(always)]
+unsafe fn insert_run_placed<K: Kernel, P: Place>(
     lines: &mut [Line],
     first: usize,
     total: usize,
@@ -443,7 +479,8 @@ fn insert_run(
                     if let Some(line) = ahead.next() {
                         prefetch_to(Level::L2, line);
                     }
-                    super::arch::set(&mut here[line_index(h, total) - offset], h, k);
+                    // SAFETY: the caller's contract.
+                    unsafe { P::set::<K>(&mut here[line_index(h, total) - offset], h, k) };
                 }
             });
         }
@@ -454,6 +491,7 @@ fn insert_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocked::Placement;
     use crate::hash::mix64;
 
     fn filter(lines: usize) -> BlockedBloom {
@@ -508,6 +546,19 @@ mod tests {
         let mut empty = filter(10);
         assert!(empty.insert_partitioned(&[], 2, &mut BuildBuffers::new()));
         assert!(empty == filter(10));
+        // The salted placement, and k > 8, through the same insert.
+        for (k, placement) in [
+            (7, Placement::Salted),
+            (11, Placement::Shifted),
+            (11, Placement::Salted),
+        ] {
+            let lines = 3 * 4096 + 5;
+            let mut want = BlockedBloom::with_lines_placed(lines, k, placement, 0).unwrap();
+            uniform.iter().for_each(|&h| want.insert_hash(h));
+            let mut got = BlockedBloom::with_lines_placed(lines, k, placement, 0).unwrap();
+            assert!(pool.install(|| got.insert_partitioned(&uniform, 3, &mut kept)));
+            assert!(got == want, "{placement} k {k}");
+        }
     }
 
     /// Chunks are as few as hold at most `CHUNK_KEYS_PER_LINE` keys per line, all of one
