@@ -2,12 +2,12 @@
 //! threads fill while readers query it.
 //!
 //! This module owns [`AtomicBlockedBloom`] and its conversions to and from [`BlockedBloom`]. The
-//! line and mask of a key are the engine's (`line_index`, `simd::mask_for`), so a key sets
+//! line and mask of a key are the engine's (`line_index`, the placement's mask), so a key sets
 //! exactly the bits it sets in the owned filter, and converting back gives a bit-identical
 //! filter whatever order the threads inserted in (OR is commutative and idempotent). A lookup
 //! reads the line's eight words and tests them on the engine's SIMD path (`arch::test`, chosen
-//! at run time), branch-free; an insert ORs the mask's words one atomic word at a time, whose
-//! locked ORs, not the mask, set its speed.
+//! at run time), branch-free; an insert builds the mask on that path too (set into an empty
+//! line) and ORs its words one atomic word at a time, whose locked ORs set its speed.
 //!
 //! The memory-ordering guarantees are documented on [`AtomicBlockedBloom`].
 
@@ -46,10 +46,12 @@ impl AtomicLine {
     }
 }
 
-/// The mask of `hash` as eight 64-bit words, in [`AtomicLine`]'s word order.
+/// The mask of `hash` as eight 64-bit words, in [`AtomicLine`]'s word order: set into an empty
+/// line by the one-key path (the chosen SIMD kernel, not the portable one).
 #[inline(always)]
 fn mask_words(hash: u64, probes: Probes) -> [u64; 8] {
-    let mask = probes.mask(hash).to_line();
+    let mut mask = Line::ZERO;
+    super::arch::set(&mut mask, hash, probes);
     core::array::from_fn(|w| u64::from(mask.0[2 * w]) | u64::from(mask.0[2 * w + 1]) << 32)
 }
 

@@ -234,8 +234,9 @@ impl Probes {
         &self.ones[usize::from(second)][(s & 7) as usize].0
     }
 
-    /// The bits of the key whose hash is `hash` (the portable path).
-    #[inline(always)]
+    /// The bits of the key whose hash is `hash` (the portable path; the kernels' reference in
+    /// tests).
+    #[cfg(test)]
     pub(crate) fn mask(self, hash: u64) -> Mask {
         match self.placement {
             Placement::Salted => mask_for(hash, self.k),
