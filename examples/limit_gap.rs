@@ -14,7 +14,8 @@
 //! - `ring + input`: the same, also reading one `u64` per key from an array in order, as the
 //!   batched lookup reads its hashes;
 //! - `ring lookup + input`: keys read from an array, each hashed inline into the ring, and the
-//!   whole lookup (mask and test) in place of the word: a fused hash-and-lookup of `u64` keys;
+//!   whole lookup (the salted placement's mask and test) in place of the word: a fused
+//!   hash-and-lookup of `u64` keys;
 //! - `count_contained_hashes` and `contains_hashes`: the crate's batched lookup of hashes
 //!   computed beforehand, counting, and writing one `bool` per key;
 //! - `split-block count`: the split-block filter's `count_contained_hashes` on the same keys
