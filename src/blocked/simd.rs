@@ -9,27 +9,35 @@
 //! ## The bit-placement scheme ("rotated one-per-word")
 //! A line is 512 bits, seen as eight 64-bit words (stored as sixteen little-endian `u32`, so the
 //! bytes are the same on every platform). A key with k probes (1..=16) sets probe `i` in word
-//! `(i + r) mod 8`, where `r` is 3 bits of the hash; so every word gets `k/8` bits rounded up or
-//! down, and for k < 8 the `8 - k` words it skips rotate with the key. In word `w` the first bit
-//! is the top 6 bits of `x * salt[w]` (mod 2^32) and the second (probes 8..16) that of
-//! `x * salt[w + 8]`, `x` the low 32 bits of the hash and `salt` 16 odd constants (the
-//! multiply-shift of the Parquet split-block filter, widened from 5 to 6 bits). The rotation
-//! uses bits 32..35 of the hash and the line index its high bits (`hash::reduce`), so the
-//! three are independent up to 2^29 lines (32 GiB of filter).
+//! `(i ± r) mod 8`, where `r` is 3 bits of the hash; so every word gets `k/8` bits rounded up or
+//! down, and for k < 8 the `8 - k` words it skips rotate with the key. Where the bit goes inside
+//! its word is the [`Placement`]:
+//! - *shifted* (new filters): `p = hash * SHIFTED_FIRST` (one 64-bit multiply); word `w`'s
+//!   first bit is `p`'s 6-bit field at bit `13 + 6w`, the rotation `p >> 61`, probe `i` in word
+//!   `(i - r) mod 8`; the second bits (probes 8..16) are the fields of `hash * SHIFTED_SECOND`.
+//!   The line index takes the hash's high bits (`hash::reduce`); within one line the low bits
+//!   still vary, and `p` is a bijection of the hash, so line and bits stay independent.
+//! - *salted* (every filter written before it): word `w`'s first bit is the top 6 bits of
+//!   `x * salt[w]` (mod 2^32), the second of `x * salt[w + 8]`, `x` the hash's low 32 bits and
+//!   `salt` 16 odd constants (Parquet's multiply-shift widened to 6 bits); the rotation is bits
+//!   32..35 of the hash, probe `i` in word `(i + r) mod 8`.
 //!
-//! Why this scheme (measured with `linebloom fpr` and `benches/lookup.rs`, see the README):
+//! Why this scheme (the FPR models in docs/design.md):
 //! - *one bit per 64-bit word, k = 8* (the split-block layout on 64-bit words) builds its mask in
-//!   the same handful of instructions, but its best FPR at 10 bits/key is 1.05 %;
+//!   as few instructions, but its best FPR at 10 bits/key is 1.05 %;
 //! - *k bits anywhere in the 512* reaches 0.957 % at k = 7, but needs a loop over k (or a
 //!   scatter) to build the mask;
 //! - *rotated one-per-word* reaches 0.973 % at k = 6 (0.980 % at k = 7) with a fixed sequence of
-//!   ~12 vector instructions and no loop, whatever k is. `model::blocked_fpr` is its exact model.
+//!   vector instructions and no loop, whatever k is. `model::blocked_fpr` is its exact model,
+//!   for both placements (each bit uniform and independent in its word).
 //!
-//! The mask is computed with one `u32x16` multiply (lane `2w` gives word `w`'s first bit
-//! position, lane `2w + 1` its second), then on `u64x8`: a variable shift places the first bits
-//! and, for k < 8, an AND with a precomputed enable pattern (indexed by k and the rotation)
-//! keeps the words the key uses; with k = 8 the pattern is all ones, and lookups skip it
-//! ([`lookup_mask_for`]). For k > 8 every word has a first bit, and the second bits come from
+//! The shifted mask (`shifted_mask`) shifts the broadcast product by each word's field start and
+//! shifts the rotation's pattern of 1s (a table row per k, kept in [`Probes`]) by the fields;
+//! the AVX-512 kernel rotates instead and takes the rotation as a lane mask. The salted mask
+//! ([`mask_for`]) takes one `u32x16` multiply (lane `2w` gives word `w`'s first bit position,
+//! lane `2w + 1` its second), then on `u64x8` a variable shift places the first bits and, for
+//! k < 8, an AND with an enable pattern (indexed by k and the rotation) keeps the key's words;
+//! with k = 8 lookups skip the pattern ([`lookup_mask_for`]); for k > 8 the second bits come from
 //! shifting the second pattern itself (1 in the words used) into place.
 
 use bytemuck::{Pod, Zeroable};
