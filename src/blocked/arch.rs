@@ -153,7 +153,7 @@ pub(crate) fn is_chosen(path: SimdPath) -> bool {
 }
 
 /// One path's mask, test and set of a key in its line: exactly the bits of
-/// [`Probes::mask`], for each placement (k in 1..=16).
+/// the placement's mask (`shifted_mask`, [`mask_for`]), for each placement (k in 1..=16).
 ///
 /// # Safety
 /// The methods may only run on a CPU that has the implementor's path
@@ -194,7 +194,7 @@ pub(crate) trait Kernel {
 }
 
 /// One placement, as a type: loops over many keys are compiled once per path and placement
-/// ([`Placed::run`]), so no branch on the placement is left inside them.
+/// (`placed!`), so no branch on the placement is left inside them.
 pub(crate) trait Place {
     /// [`Kernel::test`] of this placement.
     unsafe fn test<K: Kernel>(line: &Line, hash: u64, probes: Probes) -> bool;

@@ -2,12 +2,12 @@
 //!
 //! A lookup in a filter far larger than the last-level cache is one cache miss; the scalar path
 //! waits for each miss in turn, as many at once as the out-of-order window holds lookups. The
-//! batched paths prefetch the line of the key [`AHEAD`] places ahead (into L2, and into L1 a
-//! few keys before its use) before testing each key, so that many misses are in flight
-//! whatever a lookup costs in instructions; on filters of up to [`CACHED_BYTES`] they run the
-//! plain loop, which is faster there. Lookups in AVX-512
-//! builds run the hand-written loops of `batch_asm/` instead, prefetching likewise, and so
-//! do inserts into filters of up to [`CACHED_BYTES`].
+//! batched lookups are the engine's (`engine/lookup.rs`): they prefetch a key's line far ahead
+//! of its test, so that many misses are in flight whatever a lookup costs in instructions, and
+//! on filters of up to [`CACHED_BYTES`] run the plain loop, which is faster there; this file
+//! gives them the lines ([`Probe`]) for each path and placement. Salted filters on the AVX-512
+//! path run the hand-written loops of `batch_asm/` instead, prefetching likewise, and so do
+//! their inserts into filters of up to [`CACHED_BYTES`].
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
 //! the result is bit-identical to inserting the same hashes one by one. On 4 threads or more,
@@ -19,9 +19,10 @@ use alloc::{vec, vec::Vec};
 
 use super::slots::Lines;
 use crate::engine::bulk::{DRAIN, insert_prefetched, insert_task};
-use crate::engine::lookahead::{AHEAD, CACHED_BYTES};
-use crate::engine::prefetch::{NEAR, hint_step, prefetch_ahead};
+use crate::engine::lookahead::CACHED_BYTES;
+use crate::engine::lookup::{Probe, contains_each, count_each};
 use crate::par::*;
+use core::marker::PhantomData;
 
 use super::arch::{Kernel, Place, SimdPath, per_path, placed, simd_path};
 use super::simd::{Line, Probes};
@@ -256,20 +257,9 @@ unsafe fn contains_with<K: Kernel>(lines: &[Line], k: Probes, hashes: &[u64], ou
         return;
     };
     placed!(k, P => {
-        if fits_in(lines, CACHED_BYTES) {
-            for (o, &h) in out.iter_mut().zip(hashes) {
-                // SAFETY: the caller's contract.
-                *o = unsafe { P::test::<K>(run.line(h), h, k) };
-            }
-            return;
-        }
-        let mut out = out.iter_mut();
-        each_prefetched(lines, hashes, |line, h| {
-            if let Some(o) = out.next() {
-                // SAFETY: the caller's contract.
-                *o = unsafe { P::test::<K>(line, h, k) };
-            }
-        });
+        // SAFETY: the caller's contract.
+        let probe = unsafe { LineProbe::<K, P>::new(run, k) };
+        contains_each(&probe, hashes, out);
     })
 }
 
@@ -405,40 +395,57 @@ per_path! {
 /// The CPU has `K`'s path.
 #[inline(always)]
 unsafe fn count_with<K: Kernel>(lines: &[Line], k: Probes, hashes: &[u64]) -> usize {
+    let Some(run) = Run::new(lines) else {
+        return 0;
+    };
     placed!(k, P => {
-        let mut found = 0;
-        each_prefetched(lines, hashes, |line, h| {
-            // SAFETY: the caller's contract.
-            found += usize::from(unsafe { P::test::<K>(line, h, k) });
-        });
-        found
+        // SAFETY: the caller's contract.
+        let probe = unsafe { LineProbe::<K, P>::new(run, k) };
+        count_each(&probe, hashes)
     })
+}
+
+/// The blocked filter's lines as the engine's batched lookup sees them, tested by path `K`'s
+/// kernel with placement `P`.
+struct LineProbe<'a, K, P> {
+    run: Run<'a>,
+    k: Probes,
+    kernel: PhantomData<fn() -> (K, P)>,
+}
+
+impl<'a, K: Kernel, P: Place> LineProbe<'a, K, P> {
+    /// # Safety
+    /// The CPU has `K`'s path: [`Probe::test`] runs its kernel.
+    #[inline(always)]
+    unsafe fn new(run: Run<'a>, k: Probes) -> Self {
+        LineProbe {
+            run,
+            k,
+            kernel: PhantomData,
+        }
+    }
+}
+
+impl<K: Kernel, P: Place> Probe for LineProbe<'_, K, P> {
+    type Slot = Line;
+    #[inline(always)]
+    fn slot(&self, hash: u64) -> &Line {
+        self.run.line(hash)
+    }
+    #[inline(always)]
+    fn test(&self, line: &Line, hash: u64) -> bool {
+        // SAFETY: `new`'s caller promised that the CPU has `K`'s path.
+        unsafe { P::test::<K>(line, hash, self.k) }
+    }
+    #[inline(always)]
+    fn bytes(&self) -> usize {
+        self.run.bytes()
+    }
 }
 
 /// Whether `lines` take at most `bytes`.
 fn fits_in(lines: &[Line], bytes: usize) -> bool {
     core::mem::size_of_val(lines) <= bytes
-}
-
-/// Calls `f(line, hash)` for each hash in order, the line of the hash [`AHEAD`] places later
-/// prefetched first, so that up to `AHEAD` misses are in flight whatever `f` costs (a batch
-/// shorter than that has all its lines prefetched before the first call). No lines (no
-/// filter has none): no call.
-#[inline(always)]
-fn each_prefetched(lines: &[Line], hashes: &[u64], mut f: impl FnMut(&Line, u64)) {
-    let Some(run) = Run::new(lines) else {
-        return;
-    };
-    if fits_in(lines, CACHED_BYTES) {
-        hashes.iter().for_each(|&h| f(run.line(h), h));
-        return;
-    }
-    prefetch_ahead(hashes, AHEAD, NEAR, |to_l2, to_l1, now| {
-        hint_step(to_l2, to_l1, |h| run.line(h));
-        if let Some(h) = now {
-            f(run.line(h), h);
-        }
-    });
 }
 
 #[cfg(test)]

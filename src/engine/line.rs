@@ -96,6 +96,12 @@ impl<'a> Run<'a> {
         (!lines.is_empty()).then_some(Run(lines))
     }
 
+    /// The bytes of the run.
+    #[inline(always)]
+    pub(crate) fn bytes(self) -> usize {
+        core::mem::size_of_val(self.0)
+    }
+
     /// The line `hash` belongs to.
     #[inline(always)]
     pub(crate) fn line(self, hash: u64) -> &'a Line {

@@ -8,6 +8,9 @@
 //!   runs.
 //! - `lookahead.rs`: how far ahead the batched paths prefetch, and the filter size below which
 //!   they run the plain loop instead.
+//! - `lookup.rs`: the [`Probe`](lookup::Probe) seam and the batched lookup (answers or a count)
+//!   over it, which the blocked filter implements per path and placement (`blocked/batch.rs`)
+//!   and the split-block filter per kernel (`sbbf/batch.rs`).
 //! - `bulk.rs`: the [`Slots`](bulk::Slots) seam, the bulk insert's scanning tasks and the
 //!   prefetched insert, generic over the seam, which each filter implements in its own module
 //!   (`blocked/slots.rs`, `sbbf/block.rs`).
@@ -17,5 +20,6 @@
 pub(crate) mod bulk;
 pub(crate) mod line;
 pub(crate) mod lookahead;
+pub(crate) mod lookup;
 pub(crate) mod prefetch;
 pub(crate) mod storage;

@@ -1,11 +1,10 @@
 //! Batched lookups (software prefetch) and the rayon bulk insert of the split-block filter.
 //!
-//! The batched lookup is the blocked filter's (`blocked/batch.rs`) on 32-byte blocks: on
-//! filters past [`PLAIN_LOOP_BYTES`] the block of the key [`PREFETCH_AHEAD`] places ahead is
-//! hinted into L2, and into L1 a few keys before its use, so that many misses are in flight at
-//! once; smaller filters run the plain loop, which is faster in cache. One implementation serves
-//! the owned filter (aligned [`Block`]s) and the zero-copy view (bytes of any alignment), through
-//! [`BlockBytes`].
+//! The batched lookup is the engine's (`engine/lookup.rs`, as the blocked filter's) on 32-byte
+//! blocks: past [`PLAIN_LOOP_BYTES`] a block is hinted into L2 far ahead of its test and into
+//! L1 a few keys before, so that many misses are in flight at once; smaller filters run the
+//! plain loop, which is faster in cache. One implementation serves the owned filter (aligned
+//! [`Block`]s) and the zero-copy view (bytes of any alignment), through [`BlockBytes`].
 //!
 //! The bulk insert is the blocked filter's (`engine/bulk.rs`) on 32-byte blocks.
 
@@ -20,10 +19,11 @@ use super::block::{
 };
 use crate::blocked::{SimdPath, simd_path};
 use crate::engine::bulk::{DRAIN, insert_prefetched, insert_task};
-use crate::engine::lookahead::{AHEAD as PREFETCH_AHEAD, CACHED_BYTES as PLAIN_LOOP_BYTES};
-use crate::engine::prefetch::{NEAR, hint_step, prefetch_ahead};
+use crate::engine::lookahead::CACHED_BYTES as PLAIN_LOOP_BYTES;
+use crate::engine::lookup::{Probe, contains_each, count_each};
 use crate::error::{Result, check_same_len};
 use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
+use core::marker::PhantomData;
 
 /// Below this many hashes the bulk insert runs on one thread: starting the tasks would cost
 /// more than the threads win.
@@ -76,16 +76,6 @@ pub(crate) fn contains_in<B: BlockBytes>(blocks: &[B], hash: u64) -> bool {
     test_on(simd_path(), &block_at(blocks, hash).load(), hash)
 }
 
-/// One lookup with the kernel `K`.
-///
-/// # Safety
-/// The CPU has `K`'s instructions.
-#[inline(always)]
-unsafe fn contains_with<B: BlockBytes, K: BlockKernel>(blocks: &[B], hash: u64) -> bool {
-    // SAFETY: the caller's contract.
-    unsafe { K::test(&block_at(blocks, hash).load(), hash) }
-}
-
 /// The batched lookup over any run of blocks: `out[i] = contains(hashes[i])`; an error (and
 /// nothing written) when the two slices differ in length.
 pub(crate) fn contains_hashes_in<B: BlockBytes>(
@@ -129,24 +119,44 @@ unsafe fn contains_loop<B: BlockBytes, K: BlockKernel>(
     hashes: &[u64],
     out: &mut [bool],
 ) {
-    if core::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
-        for (o, &h) in out.iter_mut().zip(hashes) {
-            // SAFETY: the caller's contract.
-            *o = unsafe { contains_with::<B, K>(blocks, h) };
+    // SAFETY: the caller's contract.
+    contains_each(&unsafe { BlockProbe::<B, K>::new(blocks) }, hashes, out);
+}
+
+/// The split-block filter's blocks (owned or viewed) as the engine's batched lookup sees them,
+/// tested by kernel `K`.
+struct BlockProbe<'a, B, K> {
+    blocks: &'a [B],
+    kernel: PhantomData<fn() -> K>,
+}
+
+impl<'a, B: BlockBytes, K: BlockKernel> BlockProbe<'a, B, K> {
+    /// # Safety
+    /// The CPU has `K`'s instructions: [`Probe::test`] runs its kernel.
+    #[inline(always)]
+    unsafe fn new(blocks: &'a [B]) -> Self {
+        BlockProbe {
+            blocks,
+            kernel: PhantomData,
         }
-        return;
     }
-    let mut out = out.iter_mut();
-    prefetch_ahead(hashes, PREFETCH_AHEAD, NEAR, |to_l2, to_l1, now| {
-        hint_step(to_l2, to_l1, |h| block_at(blocks, h));
-        // Only a step that uses a hash takes an answer slot (the head's steps only hint).
-        if let Some(h) = now
-            && let Some(o) = out.next()
-        {
-            // SAFETY: the caller's contract.
-            *o = unsafe { contains_with::<B, K>(blocks, h) };
-        }
-    });
+}
+
+impl<B: BlockBytes, K: BlockKernel> Probe for BlockProbe<'_, B, K> {
+    type Slot = B;
+    #[inline(always)]
+    fn slot(&self, hash: u64) -> &B {
+        block_at(self.blocks, hash)
+    }
+    #[inline(always)]
+    fn test(&self, block: &B, hash: u64) -> bool {
+        // SAFETY: `new`'s caller promised that the CPU has `K`'s instructions.
+        unsafe { K::test(&block.load(), hash) }
+    }
+    #[inline(always)]
+    fn bytes(&self) -> usize {
+        core::mem::size_of_val(self.blocks)
+    }
 }
 
 /// The keyed batched lookup over any run of blocks: each value hashed (XXH64), 4096 at a time,
@@ -192,19 +202,8 @@ pub(crate) fn count_contained_on<B: BlockBytes>(
 /// The CPU has `K`'s instructions.
 #[inline(always)]
 unsafe fn count_loop<B: BlockBytes, K: BlockKernel>(blocks: &[B], hashes: &[u64]) -> usize {
-    // SAFETY (both closures): the caller's contract.
-    let test = |h| unsafe { contains_with::<B, K>(blocks, h) };
-    if core::mem::size_of_val(blocks) <= PLAIN_LOOP_BYTES {
-        return hashes.iter().filter(|&&h| test(h)).count();
-    }
-    let mut found = 0;
-    prefetch_ahead(hashes, PREFETCH_AHEAD, NEAR, |to_l2, to_l1, now| {
-        hint_step(to_l2, to_l1, |h| block_at(blocks, h));
-        if let Some(h) = now {
-            found += usize::from(test(h));
-        }
-    });
-    found
+    // SAFETY: the caller's contract.
+    count_each(&unsafe { BlockProbe::<B, K>::new(blocks) }, hashes)
 }
 
 impl SplitBlockBloom {
