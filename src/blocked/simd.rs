@@ -476,7 +476,8 @@ impl Line {
 }
 
 impl Mask {
-    /// The mask as a line (for tests and for counting bits).
+    /// The mask as a line (for tests, and the Redis layout's bit offsets).
+    #[cfg(any(test, feature = "redis"))]
     pub(crate) fn to_line(self) -> Line {
         Line(self.0.to_array())
     }
