@@ -80,6 +80,17 @@ fn every_kind_follows_the_contract() -> Result<()> {
     assert_eq!((f.k(), f.seed()), (7, 1));
     let f = follows_the_contract!(AtomicBlockedBloom, AtomicBlockedBloom::builder(ITEMS).k(7).seed(1), insert -> (), many -> (), ignore);
     assert_eq!((f.k(), f.seed()), (7, 1));
+    let salted = linebloom::blocked::Placement::Salted;
+    let f = AtomicBlockedBloom::builder(ITEMS)
+        .placement(salted)
+        .build()
+        .unwrap();
+    assert_eq!(f.placement(), salted);
+    let f = BlockedBloom::builder(ITEMS)
+        .placement(salted)
+        .build()
+        .unwrap();
+    assert_eq!(f.placement(), salted);
     let f = follows_the_contract!(CuckooFilter, // Room for the hashes and the keys, both inserted.
         CuckooFilter::builder(3 * ITEMS).fingerprint_bits(16).seed(1), insert -> Result<()>, many -> Result<()>, unwrap_ok);
     assert_eq!((f.fingerprint_bits(), f.seed()), (16, 1));

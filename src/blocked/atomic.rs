@@ -130,6 +130,11 @@ impl AtomicBlockedBloomBuilder {
         Self(self.0.k(k))
     }
 
+    /// Place each key's bits with `placement` ([`BlockedBloomBuilder::placement`]).
+    pub fn placement(self, placement: Placement) -> Self {
+        Self(self.0.placement(placement))
+    }
+
     /// Use this hash seed.
     pub fn seed(self, seed: u64) -> Self {
         Self(self.0.seed(seed))
