@@ -162,7 +162,7 @@ impl Placement {
 
     /// The hash scheme a serialized filter of this placement records (2 or 3): the byte an
     /// engine that keeps bare lines stores beside them.
-    pub fn hash_scheme(self) -> u8 {
+    pub const fn hash_scheme(self) -> u8 {
         match self {
             Placement::Salted => 2,
             Placement::Shifted => 3,

@@ -11,11 +11,11 @@
 use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 
+use crate::blocked::Placement;
 use crate::blocked::simd::mask_for;
 use crate::blocked::{LINE_BITS, MAX_K};
 use crate::error::{Error, Result};
 use crate::filter::Sizing;
-use crate::format::HASH_SCHEME;
 use crate::hash::reduce;
 
 /// The largest value a Redis string holds (`proto-max-bulk-len` and the string limit): 512 MiB,
@@ -40,6 +40,11 @@ pub(crate) const CONFIG_FIELD: &str = "linebloom";
 /// The version of the stored layout; a filter of another version is refused, never guessed at.
 /// Version 1 had no shard trailers and no config checksum.
 const LAYOUT_VERSION: u32 = 2;
+
+/// The hash scheme a shared filter's config records and requires: the salted placement's (2),
+/// the one every client of every version places a shared filter's bits with (the config has no
+/// other placement to name).
+const SCHEME: u8 = Placement::Salted.hash_scheme();
 
 /// What a filter was created with: the layout every client must agree on, the sizing the
 /// creator asked for (kept so a second `create` can be compared with the first), and the
@@ -216,7 +221,7 @@ impl Params {
     /// The config's text without its checksum.
     fn body(&self) -> String {
         let mut s = format!(
-            "version={LAYOUT_VERSION} id={:016x} scheme={HASH_SCHEME} shards={} \
+            "version={LAYOUT_VERSION} id={:016x} scheme={SCHEME} shards={} \
              lines_per_shard={} hashes={} seed={} items={}",
             self.id, self.shards, self.lines_per_shard, self.hashes, self.seed, self.items
         );
@@ -264,9 +269,9 @@ impl Params {
             ));
         }
         let scheme = int("scheme")?;
-        if scheme != u64::from(HASH_SCHEME) {
+        if scheme != u64::from(SCHEME) {
             return Err(bad(format!(
-                "hash scheme {scheme}; this linebloom uses {HASH_SCHEME}"
+                "hash scheme {scheme}; this linebloom uses {SCHEME}"
             )));
         }
         let sizing = match (fields.get("fpr"), fields.get("bits_per_key")) {
