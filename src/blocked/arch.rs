@@ -561,8 +561,9 @@ mod x86 {
 #[inline(always)]
 pub(crate) fn test_on(path: SimdPath, line: &Line, hash: u64, k: Probes) -> bool {
     match path {
-        // SAFETY: `simd_path` and `SimdPath::available` name only paths the CPU has; the
-        // callers pass one of those.
+        // SAFETY: `simd_path`, `one_key_path` and `SimdPath::available` name only paths the CPU
+        // has (a build's target features promise them of every CPU it runs on); the callers
+        // pass one of those.
         #[cfg(target_arch = "x86_64")]
         SimdPath::Avx512 => unsafe { Avx512::test(line, hash, k) },
         // SAFETY: as above.
@@ -601,52 +602,41 @@ const AVX512_BUILT_IN: bool = cfg!(all(
 /// Whether this build's target features include AVX2 (`-C target-cpu=x86-64-v3` and up).
 const AVX2_BUILT_IN: bool = cfg!(all(target_arch = "x86_64", target_feature = "avx2"));
 
-/// [`test_on`] for a one-key call. A build whose target features include AVX-512 or AVX2 runs
-/// the best kernel they allow, inlined, with no branch on the chosen path (so there
-/// `LINEBLOOM_SIMD` lowers only the batched calls): a branch per key lays the kernel out of
-/// line, a taken jump per key, and a call into a kernel the build cannot inline costs more
+/// The path of a one-key call. A build whose target features include AVX-512 or AVX2 takes the
+/// best kernel they allow, a constant, so the call inlines with no branch on the chosen path
+/// (there `LINEBLOOM_SIMD` lowers only the batched calls): a branch per key lays the kernel out
+/// of line, a taken jump per key, and a call into a kernel the build cannot inline costs more
 /// than the AVX2 kernel inlined on a CPU that has AVX-512. Other builds test for the AVX-512
 /// path first with [`is_chosen`] (one load and one compare per key, where a `match` on
 /// [`simd_path`] costs four more instructions) and take the others through [`simd_path`].
+/// Always an available path.
 #[inline(always)]
-pub(crate) fn test(line: &Line, hash: u64, k: Probes) -> bool {
+fn one_key_path() -> SimdPath {
     #[cfg(target_arch = "x86_64")]
     {
         if AVX512_BUILT_IN {
-            // SAFETY: the build requires the AVX-512 path's features of every CPU it runs on.
-            return unsafe { Avx512::test(line, hash, k) };
+            return SimdPath::Avx512;
         }
         if AVX2_BUILT_IN {
-            // SAFETY: the build requires AVX2 of every CPU it runs on.
-            return unsafe { Avx2::test(line, hash, k) };
+            return SimdPath::Avx2;
         }
         if is_chosen(SimdPath::Avx512) {
-            // SAFETY: `simd_path` chose the AVX-512 path, so the CPU has it.
-            return unsafe { Avx512::test(line, hash, k) };
+            return SimdPath::Avx512;
         }
     }
-    test_on(simd_path(), line, hash, k)
+    simd_path()
 }
 
-/// [`set_on`] for a one-key call, the kernel chosen as in [`test`].
+/// [`test_on`] for a one-key call, on [`one_key_path`].
+#[inline(always)]
+pub(crate) fn test(line: &Line, hash: u64, k: Probes) -> bool {
+    test_on(one_key_path(), line, hash, k)
+}
+
+/// [`set_on`] for a one-key call, on [`one_key_path`].
 #[inline(always)]
 pub(crate) fn set(line: &mut Line, hash: u64, k: Probes) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if AVX512_BUILT_IN {
-            // SAFETY: as in `test`.
-            return unsafe { Avx512::set(line, hash, k) };
-        }
-        if AVX2_BUILT_IN {
-            // SAFETY: as in `test`.
-            return unsafe { Avx2::set(line, hash, k) };
-        }
-        if is_chosen(SimdPath::Avx512) {
-            // SAFETY: as in `test`.
-            return unsafe { Avx512::set(line, hash, k) };
-        }
-    }
-    set_on(simd_path(), line, hash, k)
+    set_on(one_key_path(), line, hash, k)
 }
 
 /// Defines `fn $name(path: SimdPath, args...)` that runs the generic
