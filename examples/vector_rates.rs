@@ -12,7 +12,7 @@
 //! so the figures do not assume a frequency. On a core that splits 512-bit work over two cycles
 //! a 512-bit shift, multiply, test or load takes a whole cycle where its 256-bit form
 //! takes half, and moving a value from a general register into a vector register is one per
-//! cycle: the costs behind `lookup_kernels` and the README's "Where the engine stands".
+//! cycle: the costs behind the in-cache bound in `docs/performance.md`.
 
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
 mod rates {

@@ -47,9 +47,9 @@ use crate::math::Float;
 use alloc::string::ToString;
 use wide::{u32x16, u64x8};
 
-use crate::blocked::arch::{per_path, simd_path};
-use crate::blocked::simd::SALTS;
+use crate::engine::arch::{per_path, simd_path};
 use crate::engine::line::{Line, line_for, line_for_mut};
+use crate::engine::mask::SALTS;
 use crate::engine::storage::LineBuf;
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
 use crate::filter::{Filter, FilterKind, Sizing};

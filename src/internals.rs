@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 
-pub use crate::blocked::simd::{Mask, SALTS, lookup_mask_for, mask_for};
+pub use crate::engine::mask::{Mask, SALTS, lookup_mask_for, mask_for};
 pub use crate::engine::prefetch::{Level, NEAR, hint_step, prefetch_ahead, prefetch_to};
 pub use crate::engine::storage::LineBuf;
 

@@ -9,7 +9,7 @@
 //! so a filter sized in a `no_std` build can, rarely, differ in size from one sized with `std`
 //! for the same arguments. A filter's saved bytes read the same in both.
 
-use crate::blocked::simd::{LINE_BITS, MAX_K};
+use crate::engine::mask::{LINE_BITS, MAX_K};
 use crate::error::{Result, check_bits_per_key, check_fpr};
 #[cfg(not(feature = "std"))]
 use crate::math::Float;

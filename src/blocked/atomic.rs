@@ -5,7 +5,7 @@
 //! line and mask of a key are the engine's (`line_index`, the placement's mask), so a key sets
 //! exactly the bits it sets in the owned filter, and converting back gives a bit-identical
 //! filter whatever order the threads inserted in (OR is commutative and idempotent). A lookup
-//! reads the line's eight words and tests them on the engine's SIMD path (`arch::test`, chosen
+//! reads the line's eight words and tests them on the engine's SIMD path (`engine::arch::test`, chosen
 //! at run time), branch-free; an insert builds the mask on that path too (set into an empty
 //! line) and ORs its words one atomic word at a time, whose locked ORs set its speed.
 //!
@@ -15,9 +15,9 @@ use alloc::string::ToString;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use super::arch::test;
-use super::simd::{LINE_BITS, Line, Placement, Probes};
 use super::{BlockedBloom, BlockedBloomBuilder, check_k, line_index};
+use crate::engine::arch::test;
+use crate::engine::mask::{LINE_BITS, Line, Placement, Probes};
 use crate::error::{Error, Result};
 use crate::filter::Sizing;
 use crate::hash::Key;
@@ -51,7 +51,7 @@ impl AtomicLine {
 #[inline(always)]
 fn mask_words(hash: u64, probes: Probes) -> [u64; 8] {
     let mut mask = Line::ZERO;
-    super::arch::set(&mut mask, hash, probes);
+    crate::engine::arch::set(&mut mask, hash, probes);
     core::array::from_fn(|w| u64::from(mask.0[2 * w]) | u64::from(mask.0[2 * w + 1]) << 32)
 }
 
@@ -398,10 +398,10 @@ mod tests {
                     })
                     .collect();
                 assert!(word_by_word.contains(&true) && word_by_word.contains(&false));
-                for path in crate::blocked::arch::SimdPath::available() {
+                for path in crate::engine::arch::SimdPath::available() {
                     for (&h, &want) in probes.iter().zip(&word_by_word) {
                         let line = atomic.lines[line_index(h, lines)].to_line();
-                        let got = crate::blocked::arch::test_on(path, &line, h, probes_of);
+                        let got = crate::engine::arch::test_on(path, &line, h, probes_of);
                         assert_eq!(got, want, "{path}, {lines} lines, k {k}");
                     }
                 }

@@ -5,9 +5,9 @@
 //! batched lookups are the engine's (`engine/lookup.rs`): they prefetch a key's line far ahead
 //! of its test, so that many misses are in flight whatever a lookup costs in instructions, and
 //! on filters of up to [`CACHED_BYTES`] run the plain loop, which is faster there; this file
-//! gives them the lines ([`Probe`]) for each path and placement. Salted filters on the AVX-512
-//! path run the hand-written loops of `batch_asm/` instead, prefetching likewise, and so do
-//! their inserts into filters of up to [`CACHED_BYTES`].
+//! gives them the lines ([`Probe`]) for each path and placement. One loop per path and
+//! placement, compiled from Rust: the lookups' walk is the engine's, and there is no second,
+//! hand-written one to keep in step with it.
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
 //! the result is bit-identical to inserting the same hashes one by one. On 4 threads or more,
@@ -24,10 +24,10 @@ use crate::engine::lookup::{Probe, contains_each, count_each};
 use crate::par::*;
 use core::marker::PhantomData;
 
-use super::arch::{Kernel, Place, SimdPath, per_path, placed, simd_path};
-use super::simd::{Line, Probes};
 use super::{BlockedBloom, Run, line_for_mut};
-use super::{BuildBuffers, batch_asm, partition};
+use super::{BuildBuffers, partition};
+use crate::engine::arch::{Kernel, Place, per_path, placed, simd_path};
+use crate::engine::mask::{Line, Probes};
 use crate::error::{Result, check_same_len};
 use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
 
@@ -83,17 +83,14 @@ impl BlockedBloom {
     }
 
     /// Inserts many pre-hashed keys on this thread; in a filter of more than 2 MiB, prefetching
-    /// lines ahead as the batched lookups do, and up to 2 MiB, in AVX-512 builds, with a loop
-    /// in assembly (`batch_asm/`), faster in cache than a loop of
-    /// [`insert_hash`](Self::insert_hash). Takes no memory of its own. It keeps the input
+    /// lines ahead as the batched lookups do, and up to 2 MiB with the plain loop of
+    /// [`insert_hash`](Self::insert_hash) compiled once per SIMD path (no dispatch per key).
+    /// Takes no memory of its own. It keeps the input
     /// order: with the prefetches into L2, that is faster on one thread than sorting the batch
     /// by range of lines first (`partition.rs`; see `partition::MIN_THREADS`).
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         if fits_in(&self.lines, CACHED_BYTES) {
-            let path = simd_path();
-            if !batch_asm::insert(path, &mut self.lines, self.probes, hashes) {
-                insert_loop(path, &mut self.lines, self.probes, hashes);
-            }
+            insert_loop(simd_path(), &mut self.lines, self.probes, hashes);
             return;
         }
         insert_prefetched_loop(simd_path(), &mut self.lines, self.probes, hashes);
@@ -228,24 +225,10 @@ pub(crate) fn contains_hashes_in(
     Ok(())
 }
 
-/// [`contains_hashes_in`] on `path` (an available one), for slices of equal length: the
-/// hand-written loops of `batch_asm/` on the AVX-512 path, else the prefetching loop compiled
-/// for the path.
-pub(crate) fn contains_hashes_on(
-    path: SimdPath,
-    lines: &[Line],
-    k: Probes,
-    hashes: &[u64],
-    out: &mut [bool],
-) {
-    if !batch_asm::contains(path, lines, k, hashes, out, !fits_in(lines, CACHED_BYTES)) {
-        contains_loop(path, lines, k, hashes, out);
-    }
-}
-
 per_path! {
-    /// The batched lookup's loop on one path.
-    fn contains_loop(lines: &[Line], k: Probes, hashes: &[u64], out: &mut [bool]) = contains_with;
+    /// [`contains_hashes_in`] on one path, for slices of equal length: the engine's walk
+    /// compiled for the path and placement.
+    pub(crate) fn contains_hashes_on(lines: &[Line], k: Probes, hashes: &[u64], out: &mut [bool]) = contains_with;
 }
 
 /// # Safety
@@ -374,21 +357,9 @@ pub(crate) fn count_contained_in(lines: &[Line], k: Probes, hashes: &[u64]) -> u
     count_contained_on(simd_path(), lines, k, hashes)
 }
 
-/// [`count_contained_in`] on `path` (an available one).
-pub(crate) fn count_contained_on(
-    path: SimdPath,
-    lines: &[Line],
-    k: Probes,
-    hashes: &[u64],
-) -> usize {
-    let ahead = !fits_in(lines, CACHED_BYTES);
-    batch_asm::count(path, lines, k, hashes, ahead)
-        .unwrap_or_else(|| count_loop(path, lines, k, hashes))
-}
-
 per_path! {
-    /// The counting lookup's loop on one path.
-    fn count_loop(lines: &[Line], k: Probes, hashes: &[u64]) -> usize = count_with;
+    /// [`count_contained_in`] on one path.
+    pub(crate) fn count_contained_on(lines: &[Line], k: Probes, hashes: &[u64]) -> usize = count_with;
 }
 
 /// # Safety
@@ -452,6 +423,7 @@ fn fits_in(lines: &[Line], bytes: usize) -> bool {
 mod tests {
     use super::*;
     use crate::blocked::line_for;
+    use crate::engine::arch::SimdPath;
     use crate::hash::mix64;
 
     /// The keyed batches answer and insert as the one-key paths, in cache and past
@@ -523,18 +495,11 @@ mod tests {
                     }
                     assert_eq!(tasks, portable, "{path} {k:?} lines {lines}");
                     assert_eq!(prefetched, portable, "{path} {k:?} lines {lines}");
-                    let mut asm = vec![Line::ZERO; lines];
-                    if batch_asm::insert(path, &mut asm, k, &inserted) {
-                        assert_eq!(asm, portable, "{path} {k:?} lines {lines}");
-                    }
                     let mut got = vec![false; probes.len()];
                     contains_hashes_on(path, &portable, k, &probes, &mut got);
                     assert_eq!(got, want, "{path} {k:?} lines {lines}");
-                    contains_loop(path, &portable, k, &probes, &mut got);
-                    assert_eq!(got, want, "{path} {k:?} lines {lines}");
                     let found = want.iter().filter(|&&y| y).count();
                     assert_eq!(count_contained_on(path, &portable, k, &probes), found);
-                    assert_eq!(count_loop(path, &portable, k, &probes), found);
                 }
             }
         }

@@ -1,37 +1,36 @@
 //! The engine: a register-blocked Bloom filter.
 //!
 //! Every key touches exactly one 64-byte, 64-byte-aligned [`Line`]; all its k probe bits live in
-//! that line, and are set and tested with one 512-bit mask (`simd.rs` the portable path,
-//! `arch.rs` the AVX2 and AVX-512 paths and the run-time choice among them). The line is chosen by multiply-shift on the high bits of the key's
-//! 64-bit hash, the bits inside it from the low bits (see `simd.rs` for the scheme and why it is
-//! the one, and [`crate::model::blocked_fpr`] for its exact FPR model).
+//! that line, and are set and tested with one 512-bit mask. The line is chosen by
+//! multiply-shift on the high bits of the key's 64-bit hash, the bits inside it from the low
+//! bits (see the engine's `mask.rs` for the scheme and why it is the one, and
+//! [`crate::model::blocked_fpr`] for its exact FPR model).
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
-//! batched (prefetching) lookups and the rayon bulk insert (`batch_asm/` the hand-written
-//! AVX-512 loops of the batched lookups and of in-cache batched inserts, `partition.rs` the
-//! partitioned insert of large batches, `slots.rs` the lines as the engine's bulk-insert seam),
+//! batched (prefetching) lookups and the rayon bulk insert (`partition.rs` the partitioned
+//! insert of large batches, `slots.rs` the lines as the engine's bulk-insert seam),
 //! `atomic.rs` the `&self`-insert variant, `view.rs` the zero-copy view over serialized bytes,
-//! and `setops.rs` union, intersection and the estimates from the fill. The line type, its
-//! storage, the prefetching walk, the prefetch distance and the bulk insert's tasks are the
-//! engine core's (`src/engine/`), which this module uses and which imports nothing from it.
-//! The byte layout itself is `crate::format`'s.
+//! and `setops.rs` union, intersection and the estimates from the fill. The engine core
+//! (`src/engine/`) owns what decides the speed: the line type and its storage, the mask and its
+//! SIMD paths (`mask.rs` the portable one and the definition of the bits, `arch.rs` the AVX2
+//! and AVX-512 kernels and the run-time choice), the prefetching walk, the prefetch distance and
+//! the bulk insert's tasks; this module uses it, and it imports nothing from here. The byte
+//! layout itself is `crate::format`'s.
 
-pub(crate) mod arch;
 mod atomic;
 mod batch;
-mod batch_asm;
 mod fill;
 mod partition;
 pub(crate) mod setops;
-pub(crate) mod simd;
+
 mod slots;
 mod view;
 
+pub use crate::engine::arch::{SimdPath, simd_path};
+pub(crate) use crate::engine::mask::Probes;
+pub use crate::engine::mask::{LINE_BITS, Line, MAX_K, Placement};
 use alloc::vec::Vec;
-pub use arch::{SimdPath, simd_path};
 pub use atomic::{AtomicBlockedBloom, AtomicBlockedBloomBuilder};
-pub(crate) use simd::Probes;
-pub use simd::{LINE_BITS, Line, MAX_K, Placement};
 pub use view::{AlignedBytes, BlockedBloomRef};
 
 pub(crate) use crate::engine::line::{Run, line_for, line_for_mut, line_index};
@@ -246,7 +245,7 @@ impl BlockedBloom {
         // `line_index(hash, n) < n` for every hash when `n >= 1`. No check of an empty run
         // here: it is three of about twenty-five instructions in a loop of one-key calls.
         let line = unsafe { self.lines.get_unchecked_mut(i) };
-        arch::set(line, hash, self.probes);
+        crate::engine::arch::set(line, hash, self.probes);
     }
 
     /// Whether a key given by its 64-bit hash may have been inserted.
@@ -255,7 +254,7 @@ impl BlockedBloom {
         let i = line_index(hash, self.lines.len());
         // SAFETY: as in `insert_hash`.
         let line = unsafe { self.lines.get_unchecked(i) };
-        arch::test(line, hash, self.probes)
+        crate::engine::arch::test(line, hash, self.probes)
     }
 
     /// Probes per key.

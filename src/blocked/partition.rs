@@ -28,9 +28,9 @@
 use crate::par::*;
 use alloc::vec::Vec;
 
-use super::arch::{Kernel, Place, per_path, placed, simd_path};
-use super::simd::{Line, Probes};
 use super::{BlockedBloom, line_index};
+use crate::engine::arch::{Kernel, Place, per_path, placed, simd_path};
+use crate::engine::mask::{Line, Probes};
 use crate::engine::prefetch::{Level, prefetch_to};
 use crate::engine::storage::LineBuf;
 

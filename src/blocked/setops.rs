@@ -9,9 +9,9 @@
 //! The estimators and their derivations are documented on [`BlockedBloom::estimated_items`]
 //! and [`BlockedBloom::current_fpr`].
 
-use super::simd::{LINE_BITS, Line};
 use super::{BlockedBloom, MAX_K};
 use crate::ClassicBloom;
+use crate::engine::mask::{LINE_BITS, Line};
 use crate::error::{Error, Result};
 #[cfg(not(feature = "std"))]
 use crate::math::Float;

@@ -4,10 +4,10 @@
 
 use core::marker::PhantomData;
 
-use super::arch::{Kernel, Place};
 use super::line_index;
-use super::simd::{Line, Probes};
+use crate::engine::arch::{Kernel, Place};
 use crate::engine::bulk::Slots;
+use crate::engine::mask::{Line, Probes};
 
 /// The blocked filter's lines, with the bits of `k` (its probes and placement `P`) set by path
 /// `K`'s kernel: slot `(hash * total) >> 64`. Typed by path and placement, so the engine's
@@ -50,7 +50,7 @@ impl<K: Kernel, P: Place> Slots for Lines<K, P> {
 #[cfg(test)]
 mod tests {
     use super::Lines;
-    use crate::blocked::arch::{Portable, ShiftedPlace};
+    use crate::engine::arch::{Portable, ShiftedPlace};
     use crate::engine::bulk::check_hash_range;
 
     #[test]

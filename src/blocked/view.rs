@@ -4,7 +4,7 @@
 //! through [`crate::format`]) and then tests keys against its payload in place, and
 //! [`AlignedBytes`], a byte buffer that starts on a 64-byte boundary to read such bytes into. It
 //! does not own the byte layout (`crate::format`) or the lookups themselves: the view calls the
-//! same functions as the owned filter (`batch.rs`, `simd.rs`), so both answer bit for bit alike.
+//! same functions as the owned filter (`batch.rs`, the engine's `mask.rs` and `arch.rs`), so both answer bit for bit alike.
 //!
 //! The alignment and byte order the view needs are documented on [`BlockedBloomRef`].
 
@@ -17,8 +17,8 @@ use super::batch::{
     contains_hashes_in, contains_keys_in, count_contained_in, par_contains_hashes_in,
 };
 use super::setops::{current_fpr_of, estimated_items_of, ones_in};
-use super::simd::{LINE_BITS, Line, Placement, Probes};
 use super::{BlockedBloom, line_for};
+use crate::engine::mask::{LINE_BITS, Line, Placement, Probes};
 use crate::error::{Error, Result};
 use crate::filter::FilterKind;
 use crate::format::{HEADER_LEN, Shape, parse, parse_unverified};
@@ -187,7 +187,7 @@ impl<'a> BlockedBloomRef<'a> {
     /// Whether a key given by its 64-bit hash may have been inserted.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        super::arch::test(line_for(self.lines, hash), hash, self.probes)
+        crate::engine::arch::test(line_for(self.lines, hash), hash, self.probes)
     }
 
     /// Batched, prefetching lookup, as [`BlockedBloom::contains_hashes`]: `out[i] =

@@ -20,10 +20,10 @@
 //! from `counting::ENABLE` rather than compute them.
 
 use super::RemoveRefused;
-use crate::blocked::Line;
-use crate::blocked::arch::Portable;
+use crate::engine::arch::Portable;
 #[cfg(test)]
-use crate::blocked::arch::SimdPath;
+use crate::engine::arch::SimdPath;
+use crate::engine::line::Line;
 
 /// One path's operations on a key's line: exactly the counters of `counting::increments`,
 /// with `k` (1..=8) counters per key.
@@ -69,7 +69,7 @@ const SALT_LOW: [u64; 8] = {
     let mut out = [0u64; 8];
     let mut w = 0;
     while w < 8 {
-        out[w] = crate::blocked::simd::SALTS[w] as u64;
+        out[w] = crate::engine::mask::SALTS[w] as u64;
         w += 1;
     }
     out
@@ -80,7 +80,7 @@ mod x86 {
     use core::arch::x86_64::*;
 
     use super::{CountKernel, Line, RemoveRefused, SALT_LOW};
-    use crate::blocked::arch::{Avx2, Avx512};
+    use crate::engine::arch::{Avx2, Avx512};
 
     /// A key in its line on AVX2, as two halves of four words: `nib` has all four bits of the
     /// key's counter in each word it uses and zero elsewhere; `inc` the counter's low bit.
@@ -329,7 +329,7 @@ mod x86 {
 #[cfg(test)]
 macro_rules! on_path {
     ($path:expr, $op:ident($($arg:expr),*)) => {{
-        use crate::blocked::arch::*;
+        use crate::engine::arch::*;
         match $path {
             // SAFETY: `simd_path` and `SimdPath::available` name only paths the CPU has; the
             // callers pass one of those.
@@ -356,7 +356,7 @@ macro_rules! on_path {
 /// of one-key calls each instruction of the dispatch costs as much as one of the kernel's.
 macro_rules! on_chosen {
     ($op:ident($($arg:expr),*)) => {{
-        use crate::blocked::arch::*;
+        use crate::engine::arch::*;
         #[cfg(all(
             target_arch = "x86_64",
             target_feature = "avx512f",

@@ -1,5 +1,5 @@
 use super::*;
-use crate::blocked::arch::SimdPath;
+use crate::engine::arch::SimdPath;
 use crate::hash::{mix64, reduce};
 use proptest::prelude::*;
 use std::collections::HashMap;

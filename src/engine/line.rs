@@ -3,8 +3,8 @@
 //!
 //! The engine's storage ([`LineBuf`](super::storage::LineBuf)) holds lines; the filters give
 //! them meaning (the blocked filter's probe masks, the split-block filter's two blocks per
-//! line, the counting filter's counters, the cuckoo filter's buckets). The mask operations live
-//! with the blocked filter (`blocked/simd.rs`); the type and its layout live here, re-exported
+//! line, the counting filter's counters, the cuckoo filter's buckets). The blocked filter's
+//! mask operations are `mask.rs` and `arch.rs`; the type and its layout live here, re-exported
 //! as `linebloom::blocked::Line`.
 
 use bytemuck::{Pod, Zeroable};
@@ -69,7 +69,7 @@ static EMPTY_LINE: Line = Line::ZERO;
 
 /// The line of `lines` that `hash` belongs to, with no per-key bounds check: lookups are
 /// bound by instructions per key in cache, and the check is two of about twenty (dropping it,
-/// with the shorter mask of `simd.rs`, speeds in-cache misses: `docs/performance.md`, Levers
+/// with the shorter mask of `mask.rs`, speeds in-cache misses: `docs/performance.md`, Levers
 /// tried). No filter has zero lines; an empty run gets an empty line, never a read out of
 /// bounds. Inserts use [`line_for_mut`], the same without the check.
 #[inline(always)]

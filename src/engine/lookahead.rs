@@ -1,8 +1,7 @@
 //! How far the batched paths look ahead, and the filter size below which they do not.
 //!
-//! Every batched path follows these two values: the blocked filter's portable loops
-//! (`blocked/batch.rs`) and hand-written AVX-512 ones (`blocked/batch_asm/`), the split-block
-//! filter's (`sbbf/batch.rs`) and the engine's bulk insert (`bulk.rs`). They live in the engine,
+//! Every batched path follows these two values: the engine's batched lookup (`lookup.rs`, which
+//! the blocked and split-block filters run per path) and its bulk insert (`bulk.rs`). They live in the engine,
 //! apart from every loop, so that data flows one way: the filters import them, and no filter
 //! imports another's constants. It owns no code, only the measured choices.
 

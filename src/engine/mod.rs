@@ -2,6 +2,11 @@
 //!
 //! - `line.rs`: [`Line`](line::Line), the 64-byte, 64-byte-aligned unit of storage
 //!   (re-exported as `linebloom::blocked::Line`).
+//! - `mask.rs`: the blocked filter's probe mask, the definition of its bits ([`Placement`](mask::Placement),
+//!   `Probes`) and the portable path that sets and tests it.
+//! - `arch.rs`: the AVX2 and AVX-512 kernels of the same mask, every path compiled into every
+//!   x86-64 build and one chosen at run time ([`simd_path`](arch::simd_path)); the counting
+//!   and split-block filters take the choice from here.
 //! - `storage.rs`: [`LineBuf`](storage::LineBuf), the aligned, fallibly allocated line storage
 //!   (huge pages for large filters) of the blocked, split-block, cuckoo and counting filters.
 //! - `prefetch.rs`: the software-prefetch hints and the one prefetching walk every batched path
@@ -17,9 +22,11 @@
 //!
 //! Nothing here imports a filter module: the filters depend on the engine, never the reverse.
 
+pub(crate) mod arch;
 pub(crate) mod bulk;
 pub(crate) mod line;
 pub(crate) mod lookahead;
 pub(crate) mod lookup;
+pub(crate) mod mask;
 pub(crate) mod prefetch;
 pub(crate) mod storage;

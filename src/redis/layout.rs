@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 
 use crate::blocked::Placement;
-use crate::blocked::simd::mask_for;
 use crate::blocked::{LINE_BITS, MAX_K};
+use crate::engine::mask::mask_for;
 use crate::error::{Error, Result};
 use crate::filter::Sizing;
 use crate::hash::reduce;

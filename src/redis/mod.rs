@@ -70,9 +70,9 @@ use std::time::Duration;
 use redis::{Cmd, Value};
 
 use crate::blocked::setops::estimated_items_from;
-use crate::blocked::simd::lookup_mask_for;
 use crate::blocked::{BlockedBloom, LINE_BITS, Line};
 use crate::blocked::{Placement, Probes};
+use crate::engine::mask::lookup_mask_for;
 use crate::error::{Error, Result};
 use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key};

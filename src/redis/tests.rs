@@ -46,7 +46,7 @@ fn redis_bit_offsets_give_the_engines_bytes() {
             let (shard, line) = p.locate(h);
             let start = (line * 64) as usize;
             let got = line_from(&redis[shard][start..start + 64])
-                .test(crate::blocked::simd::lookup_mask_for(h, p.hashes));
+                .test(crate::engine::mask::lookup_mask_for(h, p.hashes));
             assert_eq!(got, engine.contains_hash(h), "key {i}");
         }
     }

@@ -17,7 +17,7 @@ use super::block::Blocks;
 use super::block::{
     BLOCK_BYTES, Block, BlockKernel, PortableBlocks, avx2_on, block_index, test_on,
 };
-use crate::blocked::{SimdPath, simd_path};
+use crate::engine::arch::{SimdPath, simd_path};
 use crate::engine::bulk::{DRAIN, insert_prefetched, insert_task};
 use crate::engine::lookahead::CACHED_BYTES as PLAIN_LOOP_BYTES;
 use crate::engine::lookup::{Probe, contains_each, count_each};

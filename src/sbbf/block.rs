@@ -12,7 +12,7 @@
 use bytemuck::{Pod, Zeroable};
 use wide::u32x8;
 
-use crate::blocked::SimdPath;
+use crate::engine::arch::SimdPath;
 use crate::engine::bulk::Slots;
 
 /// Bytes in one block.
@@ -120,7 +120,7 @@ impl Block {
     }
 }
 
-/// A block's test and set on one SIMD path (`blocked::arch`): the portable `u32x8` above, or
+/// A block's test and set on one SIMD path (`engine::arch`): the portable `u32x8` above, or
 /// AVX2 intrinsics, which the AVX2 and AVX-512 paths both run (a block is one 256-bit register,
 /// so AVX-512 has nothing to add). Both set and test exactly [`BlockMask::for_hash`]'s bits.
 ///

@@ -64,7 +64,7 @@ pub(crate) use block::{Block, block_index};
 pub use thrift::{ParquetHeader, parquet_header};
 pub use view::SplitBlockBloomRef;
 
-use crate::blocked::simd_path;
+use crate::engine::arch::simd_path;
 use crate::engine::storage::{LineBuf, zeroed_lines};
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items};
 use crate::filter::{Filter, FilterKind, Sizing};

@@ -224,7 +224,7 @@ fn keyed_batches_match_one_value_at_a_time() {
 fn every_simd_path_answers_and_inserts_as_the_portable_one() {
     use super::batch::{contains_hashes_on, count_contained_on};
     use super::block::Blocks;
-    use crate::blocked::SimdPath;
+    use crate::engine::arch::SimdPath;
     use crate::engine::bulk::{DRAIN, insert_prefetched};
     for (blocks, keys) in [(37usize, 300u64), (100_000, 300_000)] {
         let inserted: Vec<u64> = (0..keys).map(crate::hash::mix64).collect();

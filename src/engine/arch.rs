@@ -1,6 +1,6 @@
 //! The engine's SIMD paths, all compiled into every build and chosen once at run time.
 //!
-//! `simd.rs` is the portable path: `wide` vectors, whose instructions are fixed when the crate
+//! `mask.rs` is the portable path: `wide` vectors, whose instructions are fixed when the crate
 //! is compiled (`cfg(target_feature)`), so a dependent's ordinary build (no `target-cpu` flag)
 //! gets SSE2 there. This file adds the same mask, test and set written with AVX2 and with
 //! AVX-512 intrinsics in `#[target_feature]` functions, so every x86-64 build carries them,
@@ -13,16 +13,16 @@
 //! One-key calls ([`test`], [`set`]) branch on the cached path and call the path's function;
 //! a build whose target features include AVX-512 or AVX2 runs the best kernel they allow
 //! inlined, with no branch (so there `LINEBLOOM_SIMD` lowers the batched calls only). Loops over many keys are compiled
-//! once per path ([`Kernel`], and the `per_path!` wrappers of `batch.rs`), so the branch is
+//! once per path ([`Kernel`], and the [`per_path!`] wrappers of the filters' loops), so the branch is
 //! taken once per batch and the kernel inlines into the loop.
 //!
-//! Every path sets and tests exactly the bits of `simd::mask_for` (the scalar definition is
-//! `simd::mask_for_scalar`); the tests run each path the CPU has against the portable one.
+//! Every path sets and tests exactly the bits of `mask::mask_for` (the scalar definition is
+//! `mask::mask_for_scalar`); the tests run each path the CPU has against the portable one.
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::simd::{Line, Placement, Probes, lookup_mask_for, mask_for, shifted_mask};
+use super::mask::{Line, Placement, Probes, lookup_mask_for, mask_for, shifted_mask};
 
 /// Whether the CPU has all these x86 features: asked at run time with `std`; without it (no
 /// run-time detection in `core`), what the build's target features promise at compile time.
@@ -251,16 +251,16 @@ impl<const NARROW: bool> Place for ShiftedPlace<NARROW> {
 macro_rules! placed {
     ($probes:expr, $place:ident => $body:expr) => {
         match $probes.placement {
-            $crate::blocked::Placement::Shifted if $probes.k <= 8 => {
-                type $place = $crate::blocked::arch::ShiftedPlace<true>;
+            $crate::engine::mask::Placement::Shifted if $probes.k <= 8 => {
+                type $place = $crate::engine::arch::ShiftedPlace<true>;
                 $body
             }
-            $crate::blocked::Placement::Shifted => {
-                type $place = $crate::blocked::arch::ShiftedPlace<false>;
+            $crate::engine::mask::Placement::Shifted => {
+                type $place = $crate::engine::arch::ShiftedPlace<false>;
                 $body
             }
-            $crate::blocked::Placement::Salted => {
-                type $place = $crate::blocked::arch::SaltedPlace;
+            $crate::engine::mask::Placement::Salted => {
+                type $place = $crate::engine::arch::SaltedPlace;
                 $body
             }
         }
@@ -268,7 +268,7 @@ macro_rules! placed {
 }
 pub(crate) use placed;
 
-/// The portable path (`simd.rs`).
+/// The portable path (`mask.rs`).
 pub(crate) struct Portable;
 
 impl Kernel for Portable {
@@ -297,7 +297,7 @@ pub(crate) use x86::{Avx2, Avx512};
 mod x86 {
     use core::arch::x86_64::*;
 
-    use super::super::simd::{
+    use super::super::mask::{
         FIELD_SHIFTS, Line, Probes, SHIFTED_SECOND, enable_words, salt_lanes, shifted_first,
     };
     use super::Kernel;
@@ -648,15 +648,15 @@ macro_rules! per_path {
         = $generic:ident;) => {
         $(#[$meta])*
         #[inline]
-        $vis fn $name(path: $crate::blocked::arch::SimdPath, $($arg: $ty),*) $(-> $ret)? {
-            use $crate::blocked::arch::SimdPath;
+        $vis fn $name(path: $crate::engine::arch::SimdPath, $($arg: $ty),*) $(-> $ret)? {
+            use $crate::engine::arch::SimdPath;
             match path {
                 #[cfg(target_arch = "x86_64")]
                 SimdPath::Avx512 => {
                     #[target_feature(enable = "avx512f,avx512dq,avx2,bmi2")]
                     unsafe fn run($($arg: $ty),*) $(-> $ret)? {
                         // SAFETY: this function runs only on the AVX-512 path.
-                        unsafe { $generic::<$crate::blocked::arch::Avx512>($($arg),*) }
+                        unsafe { $generic::<$crate::engine::arch::Avx512>($($arg),*) }
                     }
                     // SAFETY: the caller passes an available path.
                     unsafe { run($($arg),*) }
@@ -666,13 +666,13 @@ macro_rules! per_path {
                     #[target_feature(enable = "avx2")]
                     unsafe fn run($($arg: $ty),*) $(-> $ret)? {
                         // SAFETY: this function runs only on the AVX2 path.
-                        unsafe { $generic::<$crate::blocked::arch::Avx2>($($arg),*) }
+                        unsafe { $generic::<$crate::engine::arch::Avx2>($($arg),*) }
                     }
                     // SAFETY: the caller passes an available path.
                     unsafe { run($($arg),*) }
                 }
                 // SAFETY: the portable path runs everywhere.
-                _ => unsafe { $generic::<$crate::blocked::arch::Portable>($($arg),*) },
+                _ => unsafe { $generic::<$crate::engine::arch::Portable>($($arg),*) },
             }
         }
     };
@@ -682,7 +682,7 @@ pub(crate) use per_path;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocked::simd::{Placement, probes_mask_scalar};
+    use crate::engine::mask::{Placement, probes_mask_scalar};
     use crate::hash::mix64;
 
     #[test]

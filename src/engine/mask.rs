@@ -1,7 +1,7 @@
 //! One 512-bit line's worth of SIMD: build a key's mask, set it, test it.
 //!
-//! This file is the engine's portable SIMD path and the definition of its bits: the code above
-//! it works with [`Line`] and [`Mask`]. `wide` picks AVX-512, AVX2 or SSE2 instructions when
+//! This file is the engine's portable SIMD path and the definition of its bits: the filters
+//! work with [`Line`] and [`Mask`]. `wide` picks AVX-512, AVX2 or SSE2 instructions when
 //! the crate is compiled (`cfg(target_feature)`), so this path's speed depends on the build's
 //! target features, never its results; `arch.rs` adds the AVX2 and AVX-512 paths that every
 //! x86-64 build carries and chooses among at run time.
@@ -103,31 +103,6 @@ const fn interleaved() -> u32x16 {
         w += 1;
     }
     u32x16::new(out)
-}
-
-/// The tables of the hand-written loops of `batch_asm/`, as memory they can address.
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod tables {
-    use super::{ENABLE_FIRST, ENABLE_SECOND, SALT_BOTH, table_row};
-
-    /// [`SALT_BOTH`] as 64-byte aligned memory.
-    #[repr(C, align(64))]
-    pub(crate) struct SaltLanes(pub [u32; 16]);
-
-    pub(crate) static SALT_LANES: SaltLanes = SaltLanes(SALT_BOTH.to_array());
-
-    /// The enable patterns of the first bit for `k` probes (1..=16), all 8 rotations as 64
-    /// words: a key's pattern is the 8 words at its offset `(hash >> 29) & 0x38` (see
-    /// [`super::mask_for`]).
-    pub(crate) fn enable_row(k: u32) -> &'static [u64; 64] {
-        bytemuck::cast_ref(&ENABLE_FIRST[table_row(k)])
-    }
-
-    /// [`enable_row`] for the second bit of each word (k > 8), with 1 (not all ones) in the
-    /// words used; 64-byte aligned, as is each key's 8-word pattern in it.
-    pub(crate) fn enable_row_second(k: u32) -> &'static [u64; 64] {
-        bytemuck::cast_ref(&ENABLE_SECOND[table_row(k)])
-    }
 }
 
 /// Where a key's k bits go inside its line. The serialized format records it (hash scheme 2:
@@ -431,7 +406,7 @@ fn products(hash: u64) -> u64x8 {
 ///   building a large filter spends its time;
 /// - the portable batched lookups: a second branch on k per key slows their loops at every k,
 ///   and compiling them once per range of k (k < 8, k = 8, k > 8) makes k <= 8 faster but
-///   k = 9 slower. (The AVX-512 loops of `batch_asm/` have a k = 8 form of their own.)
+///   k = 9 slower.
 #[inline(always)]
 pub fn lookup_mask_for(hash: u64, hashes: u32) -> Mask {
     if hashes == 8 {
