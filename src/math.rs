@@ -1,5 +1,5 @@
 //! Float math for a build without `std`, whose `core` lacks `ln`, `exp`, `powf` and the like:
-//! the same methods on `f64`, computed by `libm`. A module that needs them imports [`Float`]
+//! the same methods on `f64`, computed by `libm`. A module that needs them imports `Float`
 //! only when `std` is off (`#[cfg(not(feature = "std"))] use crate::math::Float;`), so a build
 //! with `std` calls the standard library's methods, bit for bit as before; a build without it
 //! may differ from those in the last bit of a result (and so, rarely, in a size rounded from

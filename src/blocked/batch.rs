@@ -11,7 +11,7 @@
 //! In the bulk insert each rayon task owns a disjoint, contiguous run of lines, picks the hashes
 //! of its run out of the input and writes its lines without atomics; since OR is commutative
 //! the result is bit-identical to inserting the same hashes one by one. On 4 threads or more,
-//! large batches into large filters go through `partition.rs` instead (sorted by range of
+//! large batches into large filters go through `engine/partition.rs` instead (sorted by range of
 //! lines first).
 
 #[cfg(any(test, feature = "internals"))]
@@ -24,10 +24,11 @@ use crate::engine::lookup::{Probe, contains_each, count_each};
 use crate::par::*;
 use core::marker::PhantomData;
 
+use super::BuildBuffers;
 use super::{BlockedBloom, Run, line_for_mut};
-use super::{BuildBuffers, partition};
 use crate::engine::arch::{Kernel, Place, per_path, placed, simd_path};
 use crate::engine::mask::{Line, Probes};
+use crate::engine::partition;
 use crate::error::{Result, check_same_len};
 use crate::hash::{Key, each_hashed_round, in_hashed_rounds};
 
@@ -87,7 +88,7 @@ impl BlockedBloom {
     /// [`insert_hash`](Self::insert_hash) compiled once per SIMD path (no dispatch per key).
     /// Takes no memory of its own. It keeps the input
     /// order: with the prefetches into L2, that is faster on one thread than sorting the batch
-    /// by range of lines first (`partition.rs`; see `partition::MIN_THREADS`).
+    /// by range of lines first (`engine/partition.rs`; see `partition::MIN_THREADS`).
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         if fits_in(&self.lines, CACHED_BYTES) {
             insert_loop(simd_path(), &mut self.lines, self.probes, hashes);
@@ -107,7 +108,7 @@ impl BlockedBloom {
     /// - on 4 threads or more, a batch of at least 4 keys per line into a filter of at least
     ///   32 MiB (building a filter from all its keys at once) is partitioned: each thread
     ///   sorts its share of a chunk by range of lines, then each inserts a run of ranges from
-    ///   every thread's buckets, its lines in L2 (`partition.rs`; temporary memory up to twice
+    ///   every thread's buckets, its lines in L2 (`engine/partition.rs`; temporary memory up to twice
     ///   the filter's size), so no thread reads another's share of the input.
     ///
     /// To build one filter after another from whole batches, keep that memory from call to

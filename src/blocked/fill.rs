@@ -15,7 +15,8 @@
 //! well ahead of input order on one thread (`docs/performance.md`, Building a filter).
 
 use super::BlockedBloom;
-use super::partition::{self, BuildBuffers};
+use super::partitioned::{ByLine, insert_held};
+use crate::engine::partition::{self, BuildBuffers};
 
 /// A filter being filled piece by piece: see [`BlockedBloom::par_fill`].
 ///
@@ -131,7 +132,7 @@ impl<'a> ParFill<'a> {
             // Each partition takes at most `piece.len().div_ceil(parts)`, which fits its room.
             let room = (self.share - self.held).saturating_mul(parts);
             let (piece, tail) = rest.split_at(rest.len().min(room));
-            self.buffers.fill(piece, total, shift);
+            self.buffers.fill::<ByLine>(piece, total, shift);
             self.held += piece.len().div_ceil(parts);
             rest = tail;
             if self.held == self.share {
@@ -146,7 +147,7 @@ impl<'a> ParFill<'a> {
     /// Inserts what the buffers hold into the filter.
     fn insert_held(&mut self, shift: u32) {
         let k = self.filter.probes;
-        self.buffers.insert_into(&mut self.filter.lines, shift, k);
+        insert_held(&mut self.filter.lines, self.buffers, shift, k);
         self.held = 0;
     }
 }

@@ -7,8 +7,8 @@
 //! [`crate::model::blocked_fpr`] for its exact FPR model).
 //!
 //! This module owns the owned filter type, its builder and its scalar paths; `batch.rs` owns the
-//! batched (prefetching) lookups and the rayon bulk insert (`partition.rs` the partitioned
-//! insert of large batches, `slots.rs` the lines as the engine's bulk-insert seam),
+//! batched (prefetching) lookups and the rayon bulk insert (`partitioned.rs` its side of the
+//! engine's partitioned insert of large batches, `slots.rs` the lines as the engine's bulk-insert seam),
 //! `atomic.rs` the `&self`-insert variant, `view.rs` the zero-copy view over serialized bytes,
 //! and `setops.rs` union, intersection and the estimates from the fill. The engine core
 //! (`src/engine/`) owns what decides the speed: the line type and its storage, the mask and its
@@ -20,7 +20,7 @@
 mod atomic;
 mod batch;
 mod fill;
-mod partition;
+mod partitioned;
 pub(crate) mod setops;
 
 mod slots;
@@ -34,6 +34,12 @@ pub use atomic::{AtomicBlockedBloom, AtomicBlockedBloomBuilder};
 pub use view::{AlignedBytes, BlockedBloomRef};
 
 pub(crate) use crate::engine::line::{Run, line_for, line_for_mut, line_index};
+pub use crate::engine::partition::BuildBuffers;
+#[cfg(feature = "internals")]
+pub(crate) use crate::engine::partition::{
+    MIN_THREADS as PARTITION_MIN_THREADS, MIN_THREADS_KEPT as PARTITION_MIN_THREADS_KEPT,
+    fills as partitioned_fill, use_for as partitions,
+};
 pub use crate::engine::storage::{HUGE_PAGE_MIN_BYTES, huge_pages, set_huge_pages};
 pub(crate) use crate::engine::storage::{LineBuf, check_line_count, zeroed_lines};
 use crate::error::{Error, Result, check_bits_per_key, check_items, units_for};
@@ -41,12 +47,6 @@ use crate::filter::Sizing;
 use crate::hash::{DEFAULT_SEED, Key};
 use crate::model;
 pub use fill::ParFill;
-pub use partition::BuildBuffers;
-#[cfg(feature = "internals")]
-pub(crate) use partition::{
-    MIN_THREADS as PARTITION_MIN_THREADS, MIN_THREADS_KEPT as PARTITION_MIN_THREADS_KEPT,
-    fills as partitioned_fill, use_for as partitions,
-};
 
 /// A register-blocked Bloom filter: one cache line per key.
 ///

@@ -30,7 +30,7 @@ use crate::engine::line::Line;
 ///
 /// # Safety
 /// The methods may only run on a CPU that has the implementor's path
-/// ([`SimdPath::is_available`]).
+/// ([`SimdPath::is_available`](crate::SimdPath::is_available)).
 pub(crate) trait CountKernel {
     /// Adds 1 to each of the key's counters below 15.
     unsafe fn insert(line: &mut Line, hash: u64, k: u32);
@@ -346,7 +346,7 @@ macro_rules! on_path {
 
 /// Runs `$op` on the chosen path, testing for the fastest paths first (`is_chosen`: one load
 /// and one compare each). Before the choice is made it runs the portable path, which is right
-/// on every CPU; the filter's constructors make the choice ([`simd_path`]), so that no call
+/// on every CPU; the filter's constructors make the choice ([`simd_path`](crate::simd_path)), so that no call
 /// sits in a loop of one-key calls (a call there would clobber the vector registers that hold
 /// the loop's constants).
 ///

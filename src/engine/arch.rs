@@ -10,7 +10,7 @@
 //! Without the feature `std` there is neither: the path is the best the build's target features
 //! allow (`-C target-cpu` or `-C target-feature`), fixed at compile time.
 //!
-//! One-key calls ([`test`], [`set`]) branch on the cached path and call the path's function;
+//! One-key calls ([`test()`], [`set()`]) branch on the cached path and call the path's function;
 //! a build whose target features include AVX-512 or AVX2 runs the best kernel they allow
 //! inlined, with no branch (so there `LINEBLOOM_SIMD` lowers the batched calls only). Loops over many keys are compiled
 //! once per path ([`Kernel`], and the [`per_path!`] wrappers of the filters' loops), so the branch is

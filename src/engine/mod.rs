@@ -2,8 +2,8 @@
 //!
 //! - `line.rs`: [`Line`](line::Line), the 64-byte, 64-byte-aligned unit of storage
 //!   (re-exported as `linebloom::blocked::Line`).
-//! - `mask.rs`: the blocked filter's probe mask, the definition of its bits ([`Placement`](mask::Placement),
-//!   `Probes`) and the portable path that sets and tests it.
+//! - `mask.rs`: the blocked filter's probe mask, the definition of its bits
+//!   ([`Placement`](mask::Placement), `Probes`) and the portable path that sets and tests it.
 //! - `arch.rs`: the AVX2 and AVX-512 kernels of the same mask, every path compiled into every
 //!   x86-64 build and one chosen at run time ([`simd_path`](arch::simd_path)); the counting
 //!   and split-block filters take the choice from here.
@@ -19,6 +19,9 @@
 //! - `bulk.rs`: the [`Slots`](bulk::Slots) seam, the bulk insert's scanning tasks and the
 //!   prefetched insert, generic over the seam, which each filter implements in its own module
 //!   (`blocked/slots.rs`, `sbbf/block.rs`).
+//! - `partition.rs`: the partitioned insert of large batches over the same seam
+//!   ([`BuildBuffers`](partition::BuildBuffers): sorted by range of slots, then each range's
+//!   slots take their keys while in L2), which the blocked filter runs (`blocked/partitioned.rs`).
 //!
 //! Nothing here imports a filter module: the filters depend on the engine, never the reverse.
 
@@ -28,5 +31,6 @@ pub(crate) mod line;
 pub(crate) mod lookahead;
 pub(crate) mod lookup;
 pub(crate) mod mask;
+pub(crate) mod partition;
 pub(crate) mod prefetch;
 pub(crate) mod storage;

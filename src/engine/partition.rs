@@ -24,15 +24,18 @@
 //! first touch can cost as much again; see README, "The partitioned insert". The buckets take
 //! plain stores: staging each range's hashes in a line written to the pool with a
 //! non-temporal store slows the sort, and the insert then reads its keys from memory.
+//!
+//! Generic over the bulk insert's [`Slots`] seam (a slot index monotonic in the hash, the bits
+//! a hash sets in its slot), like `bulk.rs`: the blocked filter runs it through its lines on
+//! its chosen SIMD path (`blocked/partitioned.rs`), and this file names no filter.
 
 use crate::par::*;
 use alloc::vec::Vec;
 
-use super::{BlockedBloom, line_index};
-use crate::engine::arch::{Kernel, Place, per_path, placed, simd_path};
-use crate::engine::mask::{Line, Probes};
-use crate::engine::prefetch::{Level, prefetch_to};
-use crate::engine::storage::LineBuf;
+use super::bulk::Slots;
+use super::line::Line;
+use super::prefetch::{Level, prefetch_to};
+use super::storage::LineBuf;
 
 /// Hashes per block of a bucket: 4 KiB, a page's worth of one range's keys.
 const BLOCK: usize = 512;
@@ -41,7 +44,7 @@ const BLOCK: usize = 512;
 /// next range's lines. Half or twice as many lines per range run level with it past the cache.
 /// Filters of more than [`MAX_RANGES`] such ranges take ranges of 8192 lines: see
 /// [`range_shift`].
-const RANGE_SHIFT: u32 = 12;
+pub(crate) const RANGE_SHIFT: u32 = 12;
 
 /// The most ranges a filter is split into before its ranges double in size, and, on fewer
 /// than [`MIN_THREADS`] threads, the most for which the partitioned insert runs at all. The
@@ -54,7 +57,7 @@ const MAX_RANGES: usize = 1024;
 
 /// The range size, as a shift, for a filter of `lines` lines: [`RANGE_SHIFT`], or one more
 /// for filters of more than [`MAX_RANGES`] ranges of that size.
-pub(super) fn range_shift(lines: usize) -> u32 {
+pub(crate) fn range_shift(lines: usize) -> u32 {
     if lines > MAX_RANGES << RANGE_SHIFT {
         RANGE_SHIFT + 1
     } else {
@@ -103,8 +106,8 @@ const CHUNK_KEYS_PER_LINE: usize = 16;
 pub(crate) const MIN_THREADS: usize = 4;
 
 /// The fewest threads the partitioned insert runs on with its buffers kept from an earlier
-/// call ([`BlockedBloom::par_insert_hashes_with`]). What keeps [`MIN_THREADS`] at 4 on 2-core
-/// machines is mostly the buffers' first touch, which kept buffers pay once. With the buffers
+/// call ([`par_insert_hashes_with`](crate::BlockedBloom::par_insert_hashes_with)). What keeps
+/// [`MIN_THREADS`] at 4 on 2-core machines is mostly the buffers' first touch, which kept buffers pay once. With the buffers
 /// kept, the partitioned insert on 2 threads beats both the scanning tasks and the same
 /// partition with buffers allocated per call (`docs/performance.md`, Building a filter). On
 /// one thread input order stays: partitioned is slower there. The first touch itself ranges
@@ -114,8 +117,9 @@ pub(crate) const MIN_THREADS: usize = 4;
 pub(crate) const MIN_THREADS_KEPT: usize = 2;
 
 /// Whether a batch of `keys` hashes into `lines` lines on `threads` threads goes through
-/// partitions: by [`BlockedBloom::par_insert_hashes`] (`kept` false, buffers allocated for the
-/// call) or [`BlockedBloom::par_insert_hashes_with`] (`kept` true).
+/// partitions: by [`par_insert_hashes`](crate::BlockedBloom::par_insert_hashes) (`kept`
+/// false, buffers allocated for the call) or
+/// [`par_insert_hashes_with`](crate::BlockedBloom::par_insert_hashes_with) (`kept` true).
 pub(crate) fn use_for(lines: usize, keys: usize, threads: usize, kept: bool) -> bool {
     let fewest = if kept { MIN_THREADS_KEPT } else { MIN_THREADS };
     threads >= fewest
@@ -124,8 +128,8 @@ pub(crate) fn use_for(lines: usize, keys: usize, threads: usize, kept: bool) -> 
         && (threads >= MIN_THREADS || ranges(lines) <= MAX_RANGES)
 }
 
-/// Whether a fill piece by piece ([`BlockedBloom::par_fill`]) of a filter of `lines` lines
-/// on `threads` threads goes through partitions: where a whole batch of many keys per line
+/// Whether a fill piece by piece ([`par_fill`](crate::BlockedBloom::par_fill)) of a filter of
+/// `lines` lines on `threads` threads goes through partitions: where a whole batch of many keys per line
 /// would with kept buffers.
 pub(crate) fn fills(lines: usize, threads: usize) -> bool {
     use_for(
@@ -138,13 +142,14 @@ pub(crate) fn fills(lines: usize, threads: usize) -> bool {
 
 /// The most keys a chunk of a batch into `lines` lines holds: [`CHUNK_KEYS_PER_LINE`] per
 /// line, at least 1.
-pub(super) fn chunk_keys(lines: usize) -> usize {
+pub(crate) fn chunk_keys(lines: usize) -> usize {
     lines.saturating_mul(CHUNK_KEYS_PER_LINE).max(1)
 }
 
 /// The memory the partitioned insert sorts a batch into, kept from one call to the next: pass
-/// the same `BuildBuffers` to [`BlockedBloom::par_insert_hashes_with`] for every filter built
-/// from a whole batch (a storage engine writing one file after another), and the buffers are
+/// the same `BuildBuffers` to
+/// [`BlockedBloom::par_insert_hashes_with`](crate::BlockedBloom::par_insert_hashes_with) for
+/// every filter built from a whole batch (a storage engine writing one file after another), and the buffers are
 /// allocated and first touched once instead of on every call.
 ///
 /// They grow to what the largest batch needed, up to about twice the filter's size (8 bytes
@@ -261,13 +266,13 @@ impl Partition {
         self.used = self.next.len();
     }
 
-    /// Appends each of `hashes` to the bucket of its range of lines (of `total`, in ranges of
-    /// `1 << shift` lines). At most the `hashes` [`prepare`](Self::prepare) was sized for,
+    /// Appends each of `hashes` to the bucket of its range of slots (`S::index` of `total`, in
+    /// ranges of `1 << shift` slots). At most the `hashes` [`prepare`](Self::prepare) was sized for,
     /// since the last [`clear`](Self::clear).
-    fn fill(&mut self, hashes: &[u64], total: usize, shift: u32) {
+    fn fill<S: Slots>(&mut self, hashes: &[u64], total: usize, shift: u32) {
         let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut self.pool);
         for &h in hashes {
-            let range = line_index(h, total) >> shift;
+            let range = S::index(h, total) >> shift;
             let at = self.next[range];
             pool[at] = h;
             let mut next = at + 1;
@@ -303,53 +308,12 @@ impl Partition {
     }
 }
 
-impl BlockedBloom {
-    /// Inserts `hashes` through partitions on `threads` threads (rayon's, when more than one),
-    /// in chunks of [`CHUNK_KEYS_PER_LINE`] keys per line, sorting them into `buffers` (grown
-    /// where too small, kept for the caller). Returns `false`, having inserted nothing, where
-    /// the partitions cannot be allocated. Never inlined: `insert_hashes` and
-    /// `par_insert_hashes` share this one compiled copy (inlined into a caller with one thread
-    /// known, the same partitioned insert runs slower in some binaries and not in others: code
-    /// placement, not the algorithm, which one copy takes out of the picture).
-    #[inline(never)]
-    pub(super) fn insert_partitioned(
-        &mut self,
-        hashes: &[u64],
-        threads: usize,
-        buffers: &mut BuildBuffers,
-    ) -> bool {
-        let shift = range_shift(self.lines.len());
-        self.insert_partitioned_in(hashes, threads, buffers, shift)
-    }
-
-    /// [`insert_partitioned`](Self::insert_partitioned) in ranges of `1 << shift` lines (the
-    /// tests take every range size through small filters).
-    fn insert_partitioned_in(
-        &mut self,
-        hashes: &[u64],
-        threads: usize,
-        buffers: &mut BuildBuffers,
-        shift: u32,
-    ) -> bool {
-        let total = self.lines.len();
-        let chunk = chunk_len(hashes.len(), total);
-        if buffers.prepare(threads, total, shift, chunk).is_none() {
-            return false;
-        }
-        for piece in hashes.chunks(chunk) {
-            buffers.fill(piece, total, shift);
-            buffers.insert_into(&mut self.lines, shift, self.probes);
-        }
-        true
-    }
-}
-
 impl BuildBuffers {
     /// Readies, emptied, one partition per thread of `threads` (no more than the ranges of
     /// `1 << shift` lines that `total` lines make) for chunks of up to `chunk` hashes split
     /// evenly among them (see [`Partition::prepare`]). The hashes each partition takes per
     /// chunk, or `None` where the memory cannot be had.
-    pub(super) fn prepare(
+    pub(crate) fn prepare(
         &mut self,
         threads: usize,
         total: usize,
@@ -368,45 +332,56 @@ impl BuildBuffers {
     }
 
     /// The number of partitions [`prepare`](Self::prepare) readied.
-    pub(super) fn partitions(&self) -> usize {
+    pub(crate) fn partitions(&self) -> usize {
         self.parts.len()
     }
 
     /// Sorts `piece` into the partitions, each taking an equal share of it (at most
     /// `piece.len().div_ceil(partitions)`), in parallel on more than one, into ranges of
-    /// `1 << shift` of `total` lines.
-    pub(super) fn fill(&mut self, piece: &[u64], total: usize, shift: u32) {
+    /// `1 << shift` of `total` slots (`S::index`).
+    pub(crate) fn fill<S: Slots>(&mut self, piece: &[u64], total: usize, shift: u32) {
         if let [part] = self.parts.as_mut_slice() {
-            part.fill(piece, total, shift);
+            part.fill::<S>(piece, total, shift);
             return;
         }
         let share = piece.len().div_ceil(self.parts.len()).max(1);
         self.parts
             .par_iter_mut()
             .zip(piece.par_chunks(share))
-            .for_each(|(part, share)| part.fill(share, total, shift));
+            .for_each(|(part, share)| part.fill::<S>(share, total, shift));
     }
 
-    /// Inserts every partition's hashes into `lines` (ranges of `1 << shift` lines, `k`
-    /// probes), each thread a run of whole ranges, then empties the partitions.
-    pub(super) fn insert_into(&mut self, lines: &mut [Line], shift: u32, k: Probes) {
-        let (total, path) = (lines.len(), simd_path());
-        let parts = &self.parts;
-        if parts.len() == 1 {
-            insert_run(path, lines, 0, total, shift, k, parts);
+    /// Inserts every partition's hashes into `slots` (ranges of `1 << shift` slots), each
+    /// thread a run of whole ranges, then empties the partitions. `run(slots, first, ranges)`
+    /// inserts the keys of `ranges` whose slot lies in `slots`, the filter's slots `first..`:
+    /// the filter's [`insert_ranges`] on its chosen SIMD path, so that the path is chosen once
+    /// per run, not per key.
+    pub(crate) fn insert_into<T: Send>(
+        &mut self,
+        slots: &mut [T],
+        shift: u32,
+        run: impl Fn(&mut [T], usize, Ranges<'_>) + Sync,
+    ) {
+        let total = slots.len();
+        let parts = Ranges(&self.parts);
+        if self.parts.len() == 1 {
+            run(slots, 0, parts);
         } else {
-            // Each task's run of lines: whole ranges, the last run possibly shorter.
-            let run = ranges_of(total, shift).div_ceil(parts.len()) << shift;
-            lines
-                .par_chunks_mut(run)
+            // Each task's run of slots: whole ranges, the last run possibly shorter.
+            let per_task = ranges_of(total, shift).div_ceil(self.parts.len()) << shift;
+            slots
+                .par_chunks_mut(per_task)
                 .enumerate()
-                .for_each(|(task, lines)| {
-                    insert_run(path, lines, task * run, total, shift, k, parts)
-                });
+                .for_each(|(task, slots)| run(slots, task * per_task, parts));
         }
         self.parts.iter_mut().for_each(Partition::clear);
     }
 }
+
+/// The partitions' hashes, grouped by range, as [`BuildBuffers::insert_into`] hands them to a
+/// filter's run.
+#[derive(Clone, Copy)]
+pub(crate) struct Ranges<'a>(&'a [Partition]);
 
 /// The length of the chunks a batch of `keys` hashes into `lines` lines goes in: as few as
 /// hold at most [`CHUNK_KEYS_PER_LINE`] keys per line, all of one length (the last one
@@ -415,72 +390,39 @@ impl BuildBuffers {
 /// is split among the threads by a full chunk's share, so one thread fills it alone. Equal
 /// chunks, each split evenly, keep every thread busy on every chunk (measured in
 /// `docs/performance.md`, Levers tried).
-pub(super) fn chunk_len(keys: usize, lines: usize) -> usize {
+pub(crate) fn chunk_len(keys: usize, lines: usize) -> usize {
     let most = chunk_keys(lines);
     keys.div_ceil(keys.div_ceil(most).max(1)).max(1)
 }
 
-per_path! {
-    /// Inserts the keys of every partition whose range lies in `lines`, the filter's lines
-    /// `first..` of `total` in ranges of `1 << shift` lines (`first` a multiple of the range
-    /// size), range by range, on one path; while a range takes its keys, the lines of the next
-    /// range in `lines` are prefetched, one per key.
-    fn insert_run(
-        lines: &mut [Line],
-        first: usize,
-        total: usize,
-        shift: u32,
-        k: Probes,
-        parts: &[Partition],
-    ) = insert_run_with;
-}
-
-/// # Safety
-/// The CPU has `K`'s path.
+/// Inserts the keys of every partition whose range lies in `slots`, the filter's slots
+/// `first..` of `total` in ranges of `1 << shift` slots (`first` a multiple of the range size),
+/// range by range; while a range takes its keys, the slots of the next range are prefetched
+/// into L2, one per key.
 #[inline(always)]
-unsafe fn insert_run_with<K: Kernel>(
-    lines: &mut [Line],
+pub(crate) fn insert_ranges<S: Slots>(
+    seam: &S,
+    slots: &mut [S::Slot],
     first: usize,
     total: usize,
     shift: u32,
-    k: Probes,
-    parts: &[Partition],
-) {
-    placed!(k, P => {
-        // SAFETY: the caller's contract.
-        unsafe { insert_run_placed::<K, P>(lines, first, total, shift, k, parts) }
-    })
-}
-
-/// [`insert_run`] with path `K` and placement `P` fixed.
-///
-/// # Safety
-/// The CPU has `K`'s path.
-#[inline(always)]
-unsafe fn insert_run_placed<K: Kernel, P: Place>(
-    lines: &mut [Line],
-    first: usize,
-    total: usize,
-    shift: u32,
-    k: Probes,
-    parts: &[Partition],
+    parts: Ranges<'_>,
 ) {
     let size = 1 << shift;
     let mut start = 0;
-    while start < lines.len() {
-        let len = size.min(lines.len() - start);
-        let (here, after) = lines[start..].split_at_mut(len);
+    while start < slots.len() {
+        let len = size.min(slots.len() - start);
+        let (here, after) = slots[start..].split_at_mut(len);
         let next = &after[..size.min(after.len())];
         let offset = first + start;
         let mut ahead = next.iter();
-        for part in parts {
+        for part in parts.0 {
             part.each_block(offset >> shift, |hashes| {
                 for &h in hashes {
-                    if let Some(line) = ahead.next() {
-                        prefetch_to(Level::L2, line);
+                    if let Some(slot) = ahead.next() {
+                        prefetch_to(Level::L2, slot);
                     }
-                    // SAFETY: the caller's contract.
-                    unsafe { P::set::<K>(&mut here[line_index(h, total) - offset], h, k) };
+                    seam.set(&mut here[S::index(h, total) - offset], h);
                 }
             });
         }
@@ -491,73 +433,55 @@ unsafe fn insert_run_placed<K: Kernel, P: Place>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocked::Placement;
+    use crate::engine::line::line_index;
     use crate::hash::mix64;
 
-    fn filter(lines: usize) -> BlockedBloom {
-        BlockedBloom::with_lines(lines, 7, 0).unwrap()
+    /// A seam of one 64-bit word per slot, a hash setting one bit of it: the partitioned
+    /// insert's bookkeeping without any filter.
+    struct Words;
+
+    impl Slots for Words {
+        type Slot = u64;
+        fn index(hash: u64, total: usize) -> usize {
+            line_index(hash, total)
+        }
+        fn first_hash(slot: usize, total: usize) -> u128 {
+            ((slot as u128) << 64).div_ceil(total as u128)
+        }
+        fn set(&self, slot: &mut u64, hash: u64) {
+            *slot |= 1 << (hash & 63);
+        }
     }
 
-    /// On one thread and several, in one chunk and many, with uniform hashes and with batches
-    /// skewed into one range (small integers: all in line 0) or mixed, the partitioned insert
-    /// sets exactly the bits of inserting one key at a time.
+    /// Through 1 to 5 partitions and both range sizes, every slot gets exactly the bits of
+    /// setting each hash in turn, skewed batches (one range) included.
     #[test]
-    fn partitioned_inserts_set_exactly_the_bits_of_one_by_one_inserts() {
-        let uniform: Vec<u64> = (0..200_000).map(mix64).collect();
-        let skewed: Vec<u64> = (0..70_000).collect();
-        let mixed: Vec<u64> = (0..90_000u64)
-            .map(|i| if i % 3 == 0 { i } else { mix64(i) })
-            .chain([0, u64::MAX, 1 << 63, (1 << 63) - 1])
-            .collect();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(3)
-            .build()
-            .unwrap();
-        // Buffers kept across every call below: other filters, batches and thread counts,
-        // their pools grown, reused larger than needed, and holding older calls' hashes.
-        let mut kept = BuildBuffers::new();
-        // One range, a range and a bit, several ranges with a short last one; chunks of
-        // 16 keys per line, so the larger batches take several.
-        for lines in [1, 100, 4097, 3 * 4096 + 5, 20_000] {
-            for hashes in [&uniform, &skewed, &mixed] {
-                let mut want = filter(lines);
-                hashes.iter().for_each(|&h| want.insert_hash(h));
-                for threads in [1, 2, 3, 5] {
-                    for buffers in [&mut BuildBuffers::new(), &mut kept] {
-                        let mut got = filter(lines);
-                        let done =
-                            pool.install(|| got.insert_partitioned(hashes, threads, buffers));
-                        assert!(done);
-                        assert!(got == want, "{lines} lines, {threads} threads");
+    fn ranges_insert_each_hash_into_its_slot() {
+        let mut buffers = BuildBuffers::new();
+        for total in [1, 100, 4097, 3 * 4096 + 5, 20_000] {
+            for hashes in [
+                (0..50_000u64).map(mix64).collect::<Vec<u64>>(),
+                (0..20_000u64).collect(),
+            ] {
+                let mut want = vec![0u64; total];
+                hashes
+                    .iter()
+                    .for_each(|&h| Words.set(&mut want[Words::index(h, total)], h));
+                for threads in 1..=5 {
+                    for shift in [RANGE_SHIFT, RANGE_SHIFT + 1] {
+                        let mut got = vec![0u64; total];
+                        let chunk = chunk_len(hashes.len(), total);
+                        assert!(buffers.prepare(threads, total, shift, chunk).is_some());
+                        for piece in hashes.chunks(chunk) {
+                            buffers.fill::<Words>(piece, total, shift);
+                            buffers.insert_into(&mut got, shift, |slots, first, parts| {
+                                insert_ranges(&Words, slots, first, total, shift, parts)
+                            });
+                        }
+                        assert_eq!(got, want, "{total} slots, {threads} threads, shift {shift}");
                     }
-                    // The larger ranges of large filters, through the same small ones.
-                    let mut got = filter(lines);
-                    let shift = RANGE_SHIFT + 1;
-                    let done = pool
-                        .install(|| got.insert_partitioned_in(hashes, threads, &mut kept, shift));
-                    assert!(done);
-                    assert!(
-                        got == want,
-                        "{lines} lines, {threads} threads, shift {shift}"
-                    );
                 }
             }
-        }
-        let mut empty = filter(10);
-        assert!(empty.insert_partitioned(&[], 2, &mut BuildBuffers::new()));
-        assert!(empty == filter(10));
-        // The salted placement, and k > 8, through the same insert.
-        for (k, placement) in [
-            (7, Placement::Salted),
-            (11, Placement::Shifted),
-            (11, Placement::Salted),
-        ] {
-            let lines = 3 * 4096 + 5;
-            let mut want = BlockedBloom::with_lines_placed(lines, k, placement, 0).unwrap();
-            uniform.iter().for_each(|&h| want.insert_hash(h));
-            let mut got = BlockedBloom::with_lines_placed(lines, k, placement, 0).unwrap();
-            assert!(pool.install(|| got.insert_partitioned(&uniform, 3, &mut kept)));
-            assert!(got == want, "{placement} k {k}");
         }
     }
 
@@ -595,7 +519,7 @@ mod tests {
         let hashes: Vec<u64> = (0..(3 * BLOCK as u64 + 7)).map(mix64).collect();
         let mut part = Partition::empty();
         assert!(part.prepare(5, hashes.len()));
-        part.fill(&hashes, total, RANGE_SHIFT);
+        part.fill::<Words>(&hashes, total, RANGE_SHIFT);
         for range in 0..5 {
             let mut got = Vec::new();
             part.each_block(range, |b| got.extend_from_slice(b));
@@ -640,117 +564,5 @@ mod tests {
         assert_eq!(ranges(2 * limit), MAX_RANGES);
         assert_eq!(ranges(2 * limit + 1), MAX_RANGES + 1);
         assert_eq!(ranges(1), 1);
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
-        /// One set of buffers kept through a random sequence of builds (filter sizes, batch
-        /// sizes, thread counts, range sizes): every build sets exactly the bits of inserting
-        /// its keys one at a time, whatever earlier builds left in the buffers.
-        #[test]
-        fn kept_buffers_never_change_the_bits(
-            builds in proptest::collection::vec(
-                (1usize..20_000, 0usize..60_000, 1usize..6, 0u32..2, proptest::prelude::any::<u64>()),
-                1..4,
-            )
-        ) {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-            let mut kept = BuildBuffers::new();
-            for (lines, keys, threads, wider, seed) in builds {
-                let hashes: Vec<u64> = (0..keys as u64).map(|i| mix64(seed ^ i)).collect();
-                let mut want = filter(lines);
-                hashes.iter().for_each(|&h| want.insert_hash(h));
-                let mut got = filter(lines);
-                let shift = RANGE_SHIFT + wider;
-                let done = pool
-                    .install(|| got.insert_partitioned_in(&hashes, threads, &mut kept, shift));
-                proptest::prop_assert!(done);
-                proptest::prop_assert!(got == want, "{} lines, {} keys, {} threads", lines, keys, threads);
-            }
-        }
-    }
-
-    /// Kept buffers grow to what a call needs and are reused as they are by a call that needs
-    /// no more; a new one holds nothing.
-    #[test]
-    fn kept_buffers_grow_once_and_are_reused() {
-        let hashes: Vec<u64> = (0..50_000).map(mix64).collect();
-        let mut buffers = BuildBuffers::new();
-        assert_eq!(buffers.size_bytes(), 0);
-        let mut f = filter(3 * 4096);
-        assert!(f.insert_partitioned(&hashes, 2, &mut buffers));
-        let grown = buffers.size_bytes();
-        assert!(grown >= hashes.len() * 8, "{grown}");
-        assert!(f.insert_partitioned(&hashes[..10_000], 2, &mut buffers));
-        assert_eq!(buffers.size_bytes(), grown);
-        assert!(format!("{buffers:?}").contains("partitions: 2"));
-        // One thread needs one partition: the other is let go.
-        assert!(f.insert_partitioned(&hashes[..100], 1, &mut buffers));
-        assert!(buffers.size_bytes() < grown);
-    }
-}
-
-/// The partitioned build on one and two pinned threads beside input order and the scanning
-/// tasks, on any thread count (`par_insert_hashes` partitions only from [`MIN_THREADS`]):
-/// `cargo test --release -p linebloom --lib partitioned_build_times -- --ignored --nocapture`
-/// (100 M keys into 119 MiB, seven rounds, the ways taking turns to come first; `N=...` for
-/// other sizes).
-/// Prints the median and range of ns per key for each.
-#[cfg(test)]
-mod timing {
-    use super::*;
-    use crate::hash::mix64;
-    use std::time::Instant;
-
-    #[test]
-    #[ignore]
-    fn partitioned_build_times() {
-        let n: usize = std::env::var("N").map_or(100_000_000, |v| v.parse().unwrap());
-        let keys: Vec<u64> = (0..n as u64).map(mix64).collect();
-        let pool = |n| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .unwrap()
-        };
-        let (one, two) = (pool(1), pool(2));
-        let names = [
-            "input order, 1 thread",
-            "partitioned, 1 thread",
-            "tasks, 2 threads",
-            "partitioned, 2 threads",
-            "partitioned, kept, 2",
-        ];
-        let mut kept = BuildBuffers::new();
-        let mut ns = vec![Vec::new(); names.len()];
-        for round in 0..7 {
-            for j in 0..names.len() {
-                let way = (j + round) % names.len();
-                let mut f = BlockedBloom::with_lines(n * 10 / 512, 7, 0).unwrap();
-                f.clear();
-                let started = Instant::now();
-                match way {
-                    0 => one.install(|| f.insert_hashes(&keys)),
-                    1 => assert!(one.install(|| f.insert_partitioned(
-                        &keys,
-                        1,
-                        &mut BuildBuffers::new()
-                    ))),
-                    2 => two.install(|| f.par_insert_hashes(&keys)),
-                    3 => assert!(two.install(|| f.insert_partitioned(
-                        &keys,
-                        2,
-                        &mut BuildBuffers::new()
-                    ))),
-                    _ => two.install(|| f.par_insert_hashes_with(&keys, &mut kept)),
-                }
-                ns[way].push(started.elapsed().as_secs_f64() * 1e9 / n as f64);
-            }
-        }
-        for (name, v) in names.iter().zip(&mut ns) {
-            v.sort_by(f64::total_cmp);
-            let (low, mid, high) = (v[0], v[v.len() / 2], v[v.len() - 1]);
-            eprintln!("{name:<24} {mid:.2} ({low:.2}-{high:.2}) ns per key");
-        }
     }
 }
