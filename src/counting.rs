@@ -48,8 +48,13 @@ use alloc::string::ToString;
 use wide::{u32x16, u64x8};
 
 use crate::engine::arch::{per_path, simd_path};
-use crate::engine::line::{Line, line_for, line_for_mut};
+use core::marker::PhantomData;
+
+use crate::engine::bulk::{DRAIN, Slots, insert_prefetched};
+use crate::engine::line::{Line, Run, line_for, line_for_mut, line_index};
+use crate::engine::lookup::{Probe, contains_each};
 use crate::engine::mask::SALTS;
+use crate::engine::prefetch::prefetch;
 use crate::engine::storage::LineBuf;
 use crate::error::{Error, Result, check_bits_per_key, check_fpr, check_items, units_for};
 use crate::filter::{Filter, FilterKind, Sizing};
@@ -559,13 +564,16 @@ impl CountingBlockedBloom {
 
     crate::filter::keyed_batch!(unit);
 
-    /// Inserts many pre-hashed keys, with each line prefetched a few keys ahead.
+    /// Inserts many pre-hashed keys, with each line prefetched ahead: a few keys ahead into
+    /// L1, and in filters of more than 32 MiB by the engine's walk (far ahead into L2, then
+    /// into L1), as the blocked filter's batched insert does. Bit-identical to inserting one
+    /// at a time: a saturating increment by one commutes with itself.
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         insert_loop(simd_path(), &mut self.lines, self.hashes, hashes);
     }
 
-    /// Batched lookup: `out[i] = contains_hash(hashes[i])`, each line prefetched a few keys
-    /// ahead. An error when the lengths differ.
+    /// Batched lookup: `out[i] = contains_hash(hashes[i])`, each line prefetched ahead as
+    /// [`insert_hashes`](Self::insert_hashes) does. An error when the lengths differ.
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) -> Result<()> {
         crate::error::check_same_len(hashes.len(), out.len())?;
         contains_loop(simd_path(), &self.lines, self.hashes, hashes, out);
@@ -745,18 +753,40 @@ impl core::fmt::Display for RemoveRefused {
 
 impl core::error::Error for RemoveRefused {}
 
-/// Keys between a line's prefetch and its use in the batched forms.
+/// Keys between a line's prefetch and its use in the batched forms of filters of up to
+/// [`FAR_BYTES`].
 const AHEAD: usize = 16;
 
-/// The batched insert's loop on kernel `K`.
+/// Past this many bytes the batched forms take the engine's walk (`engine/lookup.rs`,
+/// `engine/bulk.rs`) instead of the short prefetch above. A counting key costs more
+/// instructions than a blocked one, so 16 keys ahead keep enough misses in flight while the
+/// lines come from the last-level cache, and the walk's second hint per key costs more than
+/// it gains there; once they come from memory the walk leads (`docs/performance.md`, Levers
+/// tried). 32 MiB is a large last-level cache, as for the partitioned insert.
+const FAR_BYTES: usize = 32 << 20;
+
+/// Whether `lines` are past [`FAR_BYTES`].
+fn far(lines: &[Line]) -> bool {
+    core::mem::size_of_val(lines) > FAR_BYTES
+}
+
+/// The batched insert's loop on kernel `K`: the engine's walk past [`FAR_BYTES`], else the
+/// short prefetch.
 ///
 /// # Safety
 /// The CPU has `K`'s path.
 #[inline(always)]
 unsafe fn insert_with<K: CountKernel>(lines: &mut [Line], k: u32, hashes: &[u64]) {
+    if far(lines) {
+        let total = lines.len();
+        // SAFETY: the caller's contract.
+        let slots = unsafe { Counters::<K>::new(k) };
+        insert_prefetched::<_, false>(&slots, lines, 0, total, hashes, 0, DRAIN);
+        return;
+    }
     for (i, &h) in hashes.iter().enumerate() {
         if let Some(&ahead) = hashes.get(i + AHEAD) {
-            crate::engine::prefetch::prefetch(line_for(lines, ahead));
+            prefetch(line_for(lines, ahead));
         }
         if let Some(line) = line_for_mut(lines, h) {
             // SAFETY: the caller's contract.
@@ -765,15 +795,24 @@ unsafe fn insert_with<K: CountKernel>(lines: &mut [Line], k: u32, hashes: &[u64]
     }
 }
 
-/// The batched lookup's loop on kernel `K`, for slices of equal length.
+/// The batched lookup's loop on kernel `K`, for slices of equal length: the engine's walk
+/// past [`FAR_BYTES`], else the short prefetch.
 ///
 /// # Safety
 /// The CPU has `K`'s path.
 #[inline(always)]
 unsafe fn contains_with<K: CountKernel>(lines: &[Line], k: u32, hashes: &[u64], out: &mut [bool]) {
+    if far(lines)
+        && let Some(run) = Run::new(lines)
+    {
+        // SAFETY: the caller's contract.
+        let probe = unsafe { Counters::<K>::new(k) };
+        contains_each(&(probe, run), hashes, out);
+        return;
+    }
     for (i, (&h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {
         if let Some(&ahead) = hashes.get(i + AHEAD) {
-            crate::engine::prefetch::prefetch(line_for(lines, ahead));
+            prefetch(line_for(lines, ahead));
         }
         // SAFETY: the caller's contract.
         *o = unsafe { K::contains(line_for(lines, h), h, k) };
@@ -788,6 +827,60 @@ per_path! {
 per_path! {
     /// The batched lookup on one path (an available one).
     fn contains_loop(lines: &[Line], k: u32, hashes: &[u64], out: &mut [bool]) = contains_with;
+}
+
+/// The counting filter's lines as the engine's seams see them: the line of a hash
+/// (multiply-shift, as every filter on the engine), its counters incremented ([`Slots`]) or
+/// tested ([`Probe`], with the lines) by path `K`'s kernel.
+struct Counters<K> {
+    k: u32,
+    kernel: PhantomData<fn() -> K>,
+}
+
+impl<K: CountKernel> Counters<K> {
+    /// # Safety
+    /// The CPU has `K`'s path: the seams run its kernel.
+    #[inline(always)]
+    unsafe fn new(k: u32) -> Self {
+        Counters {
+            k,
+            kernel: PhantomData,
+        }
+    }
+}
+
+impl<K: CountKernel> Slots for Counters<K> {
+    type Slot = Line;
+    #[inline(always)]
+    fn index(hash: u64, total: usize) -> usize {
+        line_index(hash, total)
+    }
+    /// `(h * n) >> 64 >= f` exactly when `h >= ceil(f * 2^64 / n)`.
+    fn first_hash(slot: usize, total: usize) -> u128 {
+        ((slot as u128) << 64).div_ceil(total as u128)
+    }
+    #[inline(always)]
+    fn set(&self, slot: &mut Line, hash: u64) {
+        // SAFETY: `new`'s caller promised that the CPU has `K`'s path.
+        unsafe { K::insert(slot, hash, self.k) }
+    }
+}
+
+impl<K: CountKernel> Probe for (Counters<K>, Run<'_>) {
+    type Slot = Line;
+    #[inline(always)]
+    fn slot(&self, hash: u64) -> &Line {
+        self.1.line(hash)
+    }
+    #[inline(always)]
+    fn test(&self, line: &Line, hash: u64) -> bool {
+        // SAFETY: `Counters::new`'s caller promised that the CPU has `K`'s path.
+        unsafe { K::contains(line, hash, self.0.k) }
+    }
+    #[inline(always)]
+    fn bytes(&self) -> usize {
+        self.1.bytes()
+    }
 }
 
 fn check_k(k: u32) -> Result<()> {

@@ -686,3 +686,40 @@ fn the_public_methods_run_the_chosen_path() {
     }
     assert_eq!(one_key, portable, "{path}");
 }
+
+/// Past `FAR_BYTES` the batched forms take the engine's walk: on every path they set and
+/// answer as one key at a time on the portable kernel, hot (saturating) keys included.
+#[test]
+fn batched_forms_past_far_bytes_match_one_key_at_a_time() {
+    let lines = FAR_BYTES / size_of::<Line>() + 1000;
+    let k = 7;
+    let keys: Vec<u64> = (0..100_000u64)
+        .map(mix64)
+        .chain(std::iter::repeat_n(mix64(3), 20))
+        .collect();
+    let probes: Vec<u64> = (0..100_000u64)
+        .map(|i| mix64(i ^ 1 << 60))
+        .chain(keys.iter().copied().step_by(7))
+        .collect();
+    let mut want = CountingBlockedBloom::with_lines(lines, k, 0).unwrap();
+    for &h in &keys {
+        kernel::insert_on(
+            SimdPath::Portable,
+            line_for_mut(&mut want.lines, h).unwrap(),
+            h,
+            k,
+        );
+    }
+    let answers: Vec<bool> = probes
+        .iter()
+        .map(|&h| kernel::contains_on(SimdPath::Portable, line_for(&want.lines, h), h, k))
+        .collect();
+    for path in SimdPath::available() {
+        let mut got = CountingBlockedBloom::with_lines(lines, k, 0).unwrap();
+        insert_loop(path, &mut got.lines, k, &keys);
+        assert!(got == want, "{path}");
+        let mut out = vec![false; probes.len()];
+        contains_loop(path, &got.lines, k, &probes, &mut out);
+        assert_eq!(out, answers, "{path}");
+    }
+}

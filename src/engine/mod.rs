@@ -14,11 +14,12 @@
 //! - `lookahead.rs`: how far ahead the batched paths prefetch, and the filter size below which
 //!   they run the plain loop instead.
 //! - `lookup.rs`: the [`Probe`](lookup::Probe) seam and the batched lookup (answers or a count)
-//!   over it, which the blocked filter implements per path and placement (`blocked/batch.rs`)
-//!   and the split-block filter per kernel (`sbbf/batch.rs`).
+//!   over it, which the blocked filter implements per path and placement (`blocked/batch.rs`),
+//!   the split-block filter per kernel (`sbbf/batch.rs`) and the counting filter per kernel
+//!   (`counting.rs`, past 32 MiB).
 //! - `bulk.rs`: the [`Slots`](bulk::Slots) seam, the bulk insert's scanning tasks and the
 //!   prefetched insert, generic over the seam, which each filter implements in its own module
-//!   (`blocked/slots.rs`, `sbbf/block.rs`).
+//!   (`blocked/slots.rs`, `sbbf/block.rs`, `counting.rs`).
 //! - `partition.rs`: the partitioned insert of large batches over the same seam
 //!   ([`BuildBuffers`](partition::BuildBuffers): sorted by range of slots, then each range's
 //!   slots take their keys while in L2), which the blocked filter runs (`blocked/partitioned.rs`).
