@@ -66,6 +66,10 @@ fn a_tiny_sweep_writes_every_file() {
     assert_eq!(report.limits.len(), 2);
     for r in &report.speed {
         assert_eq!(r.hits_not_found, 0, "{}", r.filter);
+        // Each row names linebloom's SIMD path (none for a peer's row) and the build.
+        let path = linebloom::simd_path().name();
+        assert_eq!(r.simd_path, if r.peer { "" } else { path }, "{}", r.filter);
+        assert!(["target-cpu", "default"].contains(&r.build), "{}", r.build);
         assert!(r.insert.median_ns > 0.0 && r.hit.median_ns > 0.0);
         // A scalable chain grows 1000x to its size, and pays for it in bits per key; a
         // counting filter's counters are 4 bits each.
@@ -173,7 +177,9 @@ fn a_tiny_sweep_writes_every_file() {
         assert!(csv[0].iter().all(|h| !h.is_empty()), "{file}");
         assert!(csv.iter().all(|r| r.len() == csv[0].len()), "{file}");
     }
-    assert_eq!(csv_rows(&dir.join(write::SPEED_CSV))[0][0], "filter");
+    let speed = csv_rows(&dir.join(write::SPEED_CSV));
+    assert_eq!(speed[0][0], "filter");
+    assert_eq!(speed[0][speed[0].len() - 2..], ["simd_path", "build"]);
 
     // Markdown: the machine, the tables, every filter, the plots linked.
     let md = std::fs::read_to_string(dir.join(write::MARKDOWN_FILE)).unwrap();

@@ -53,6 +53,17 @@ pub struct Cache {
     pub shared_by: Option<usize>,
 }
 
+/// Which build this binary is: `target-cpu` where its RUSTFLAGS name a target CPU (this
+/// repository's `-C target-cpu=native`), else `default`, what a crate depending on linebloom
+/// gets. The SIMD path is chosen at run time either way; the rest of the code is not.
+pub fn build_kind() -> &'static str {
+    if env!("LINEBLOOM_RUSTFLAGS").contains("target-cpu") {
+        "target-cpu"
+    } else {
+        "default"
+    }
+}
+
 impl Machine {
     /// Reads everything there is to read.
     pub fn detect() -> Machine {

@@ -27,6 +27,7 @@ use super::config::ReportConfig;
 use super::keys::{CHUNK, key_hash};
 use super::limit::MemoryLimit;
 use super::lineup::build_subject;
+use super::machine;
 use super::measure::{Method, Stat, ns_per_op, sample_batch, sample_runs, timed_insert};
 use super::subject::{Contender, Subject};
 use linebloom::error::Result;
@@ -93,6 +94,11 @@ pub struct SpeedRow {
     /// Bytes of the filled filter on transparent huge pages (blocked filters; `None` for the
     /// others, and where the system cannot tell).
     pub huge_page_bytes: Option<usize>,
+    /// The SIMD path linebloom's kernels ran (`linebloom::simd_path`); empty for a peer crate,
+    /// which chooses its own.
+    pub simd_path: String,
+    /// The build the figures come from ([`machine::build_kind`]): `target-cpu` or `default`.
+    pub build: &'static str,
 }
 
 impl SpeedRow {
@@ -445,6 +451,12 @@ pub fn measure_speed(
         hits_not_found,
         insert_failures: fill.refused,
         huge_page_bytes: subject.huge_page_bytes(),
+        simd_path: if c.is_peer() {
+            String::new()
+        } else {
+            linebloom::simd_path().name().to_string()
+        },
+        build: machine::build_kind(),
     };
     row.set_limit(limit);
     if blocked && !bulk.is_empty() {

@@ -101,7 +101,7 @@ pub fn summarize(report: &Report) -> Summary {
     };
     // A build whose flags name no target CPU is what a crate depending on linebloom gets; the
     // SIMD path is chosen at run time either way, the rest of the code is not.
-    let build = if m.rustflags.contains("target-cpu") {
+    let build = if super::machine::build_kind() == "target-cpu" {
         "a build for this CPU (`target-cpu`)"
     } else {
         "a default build (no `target-cpu`: what a dependent gets)"

@@ -45,7 +45,7 @@ pub fn speed_csv(report: &Report) -> String {
     let mut out = format!(
         "filter,peer,params,target_bytes,bytes,items,bits_per_key,{},{},{},{},{},limit_ns,\
          hit_ratio,miss_ratio,batched_hit_ratio,batched_miss_ratio,measured_fpr,model_fpr,\
-         hits_not_found,insert_failures\n",
+         hits_not_found,insert_failures,simd_path,build\n",
         stat_header("insert"),
         stat_header("hit"),
         stat_header("miss"),
@@ -55,7 +55,7 @@ pub fn speed_csv(report: &Report) -> String {
     for r in &report.speed {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             field(&r.filter),
             r.peer,
             field(&r.params),
@@ -77,6 +77,8 @@ pub fn speed_csv(report: &Report) -> String {
             opt(r.model_fpr),
             r.hits_not_found,
             r.insert_failures,
+            field(&r.simd_path),
+            r.build,
         );
     }
     out
