@@ -51,7 +51,7 @@ use crate::engine::arch::{per_path, simd_path};
 use core::marker::PhantomData;
 
 use crate::engine::bulk::{DRAIN, Slots, insert_prefetched};
-use crate::engine::line::{Line, Run, line_for, line_for_mut, line_index};
+use crate::engine::line::{Line, Run, line_for, line_for_mut};
 use crate::engine::lookup::{Probe, contains_each};
 use crate::engine::mask::SALTS;
 use crate::engine::prefetch::prefetch;
@@ -851,14 +851,6 @@ impl<K: CountKernel> Counters<K> {
 
 impl<K: CountKernel> Slots for Counters<K> {
     type Slot = Line;
-    #[inline(always)]
-    fn index(hash: u64, total: usize) -> usize {
-        line_index(hash, total)
-    }
-    /// `(h * n) >> 64 >= f` exactly when `h >= ceil(f * 2^64 / n)`.
-    fn first_hash(slot: usize, total: usize) -> u128 {
-        ((slot as u128) << 64).div_ceil(total as u128)
-    }
     #[inline(always)]
     fn set(&self, slot: &mut Line, hash: u64) {
         // SAFETY: `new`'s caller promised that the CPU has `K`'s path.

@@ -4,7 +4,6 @@
 
 use core::marker::PhantomData;
 
-use super::line_index;
 use crate::engine::arch::{Kernel, Place};
 use crate::engine::bulk::Slots;
 use crate::engine::mask::{Line, Probes};
@@ -32,14 +31,6 @@ impl<K: Kernel, P: Place> Lines<K, P> {
 
 impl<K: Kernel, P: Place> Slots for Lines<K, P> {
     type Slot = Line;
-    #[inline(always)]
-    fn index(hash: u64, total: usize) -> usize {
-        line_index(hash, total)
-    }
-    /// `(h * n) >> 64 >= f` exactly when `h >= ceil(f * 2^64 / n)`.
-    fn first_hash(slot: usize, total: usize) -> u128 {
-        ((slot as u128) << 64).div_ceil(total as u128)
-    }
     #[inline(always)]
     fn set(&self, slot: &mut Line, hash: u64) {
         // SAFETY: `new`'s caller promised that the CPU has `K`'s path.

@@ -7,6 +7,7 @@
 //! is bit-identical to inserting the same hashes one by one. [`insert_prefetched`] is also the
 //! one-thread batched insert past the cache of the filters that implement the seam.
 
+use crate::engine::line::line_index;
 use crate::engine::lookahead::{AHEAD, CACHED_BYTES};
 use crate::engine::prefetch::{
     Level, NEAR, hint_step, prefetch_stream, prefetch_to, prefetch_walk,
@@ -17,10 +18,17 @@ use crate::engine::prefetch::{
 pub(crate) trait Slots {
     /// One line or block.
     type Slot;
-    /// The slot of `hash` among `total`; never smaller for a larger hash.
-    fn index(hash: u64, total: usize) -> usize;
-    /// The least hash whose slot is `slot` or later (2^64 for `slot == total`).
-    fn first_hash(slot: usize, total: usize) -> u128;
+    /// The slot of `hash` among `total`; never smaller for a larger hash. By default the
+    /// engine's line of the hash ([`line_index`]), as for every filter of 64-byte lines.
+    #[inline(always)]
+    fn index(hash: u64, total: usize) -> usize {
+        line_index(hash, total)
+    }
+    /// The least hash whose slot is `slot` or later (2^64 for `slot == total`). By default
+    /// that of [`line_index`]: `(h * n) >> 64 >= f` exactly when `h >= ceil(f * 2^64 / n)`.
+    fn first_hash(slot: usize, total: usize) -> u128 {
+        ((slot as u128) << 64).div_ceil(total as u128)
+    }
     /// Sets `hash`'s bits in `slot`, its slot.
     fn set(&self, slot: &mut Self::Slot, hash: u64);
 }

@@ -442,12 +442,6 @@ mod tests {
 
     impl Slots for Words {
         type Slot = u64;
-        fn index(hash: u64, total: usize) -> usize {
-            line_index(hash, total)
-        }
-        fn first_hash(slot: usize, total: usize) -> u128 {
-            ((slot as u128) << 64).div_ceil(total as u128)
-        }
         fn set(&self, slot: &mut u64, hash: u64) {
             *slot |= 1 << (hash & 63);
         }
