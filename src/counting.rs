@@ -45,11 +45,10 @@
 #[cfg(not(feature = "std"))]
 use crate::math::Float;
 use alloc::string::ToString;
+use core::marker::PhantomData;
 use wide::{u32x16, u64x8};
 
 use crate::engine::arch::{per_path, simd_path};
-use core::marker::PhantomData;
-
 use crate::engine::bulk::{DRAIN, Slots, insert_prefetched};
 use crate::engine::line::{Line, Run, line_for, line_for_mut};
 use crate::engine::lookup::{Probe, contains_each};
